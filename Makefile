@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# shca: the user's front door.
+#
+#   make            build shca.ko (and its KUnit module) against KDIR
+#   make check      everything: lint, KUnit and integration tests on the
+#                   debug kernel, integration tests on the stock kernel
+#   make kunit      only the KUnit suites, on the debug kernel
+#   make vm         a shell on the debug kernel with shca loaded
+#   make demo       boot the debug kernel and show what shca does
+#   make lint       checkpatch --strict, sparse and kernel-doc
+#   make kernel     build (or find cached) the debug kernel
+#
+# KDIR defaults to the debug kernel's build directory, built on first use.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+KDIR ?= $(shell $(TOP)/scripts/build-kernel.sh)
+
+.PHONY: all modules clean check kunit itest vm demo lint kernel stock
+
+all: modules
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(TOP) clean 2>/dev/null || true
+	rm -rf $(TOP)/out
+
+kernel:
+	@$(TOP)/scripts/build-kernel.sh
+
+stock:
+	@$(TOP)/scripts/fetch-stock.sh
+
+check:
+	@$(TOP)/scripts/check.sh
+
+kunit:
+	@$(TOP)/scripts/check.sh --kunit
+
+vm:
+	@$(TOP)/scripts/build-module.sh $${KERNEL:-debug}
+	@$(TOP)/scripts/vm.sh --interactive --kernel $${KERNEL:-debug} \
+		--out $(TOP)/out/vm-shell
+
+demo:
+	@$(TOP)/scripts/demo.sh
+
+lint:
+	@$(TOP)/scripts/lint.sh
+
+itest:
+	@$(TOP)/scripts/check.sh --itest

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: issuing device commands.
+ *
+ * The verbs layer reaches the hardware model only through here.  A status
+ * the device returns becomes an errno in shca_status_to_errno() and
+ * nowhere else.
+ */
+#include <kunit/visibility.h>
+#include <linux/etherdevice.h>
+
+#include "shca.h"
+
+static const int shca_status_errno[SHCA_HW_NUM_STATUS] = {
+	[SHCA_HW_OK]		= 0,
+	[SHCA_HW_BAD_OPCODE]	= -EOPNOTSUPP,
+	[SHCA_HW_BAD_PARAM]	= -EINVAL,
+	[SHCA_HW_BAD_INDEX]	= -EINVAL,
+	[SHCA_HW_NO_RESOURCES]	= -ENOMEM,
+	[SHCA_HW_BAD_STATE]	= -EINVAL,
+	[SHCA_HW_BUSY]		= -EBUSY,
+	[SHCA_HW_INJECTED]	= -EIO,
+};
+
+/**
+ * shca_status_to_errno() - the errno a device status stands for
+ * @status: what a command completed with
+ *
+ * Return: 0 for success, a negative errno otherwise; -EIO for a status
+ * the driver does not know.
+ */
+int shca_status_to_errno(enum shca_hw_status status)
+{
+	if ((unsigned int)status >= SHCA_HW_NUM_STATUS)
+		return -EIO;
+	return shca_status_errno[status];
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_status_to_errno);
+
+/**
+ * shca_cmd_exec() - run a device command and translate its status
+ * @sdev: the device
+ * @cmd: the command block
+ *
+ * Statuses that mean the caller passed something wrong are logged at debug
+ * level; those that mean the device misbehaved are logged as errors, rate
+ * limited.
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd)
+{
+	enum shca_hw_status status = shca_hw_exec(sdev->hw, cmd);
+
+	switch (status) {
+	case SHCA_HW_OK:
+		break;
+	case SHCA_HW_BAD_PARAM:
+	case SHCA_HW_BAD_INDEX:
+	case SHCA_HW_NO_RESOURCES:
+	case SHCA_HW_BAD_STATE:
+	case SHCA_HW_BUSY:
+		shca_dbg(sdev, "command %s: status %d\n",
+			 shca_hw_opcode_name(cmd->opcode), status);
+		break;
+	default:
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "command %s failed: status %d\n",
+				      shca_hw_opcode_name(cmd->opcode),
+				      status);
+		break;
+	}
+	return shca_status_to_errno(status);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_exec);
+
+/**
+ * shca_cmd_set_port() - tell the device's port what its netdev's link is
+ * @sdev: the device
+ * @ndev: the netdev the port is bound to
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_SET_PORT,
+		.port = 1,
+	};
+
+	cmd.in.port.link_up = netif_running(ndev) && netif_carrier_ok(ndev);
+	cmd.in.port.mtu = max(ndev->mtu, 256U);
+	ether_addr_copy(cmd.in.port.mac, ndev->dev_addr);
+	return shca_cmd_exec(sdev, &cmd);
+}

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: a soft HCA.  Module entry points, the verbs ops table, device
+ * creation through "rdma link add" and the netdev notifier.
+ *
+ * Lock order, outermost first:
+ *   rtnl_lock (netdev notifier)
+ *   shca_dev_list_lock
+ * Neither ib_register_device() nor ib_unregister_device() is called under
+ * shca_dev_list_lock: both may take rtnl_lock.
+ */
+#include <kunit/visibility.h>
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "shca.h"
+
+MODULE_AUTHOR("The shca developers");
+MODULE_DESCRIPTION("shca: a soft InfiniBand/RoCE HCA with a hardware model");
+MODULE_LICENSE("Dual BSD/GPL");
+
+/* Every shca device, registered or on its way in or out. */
+static LIST_HEAD(shca_dev_list);
+/* Protects shca_dev_list and each device's list entry. */
+static DEFINE_MUTEX(shca_dev_list_lock);
+/* Woken when a device leaves shca_dev_list. */
+static DECLARE_WAIT_QUEUE_HEAD(shca_dev_list_wq);
+
+static void shca_dealloc_driver(struct ib_device *ibdev)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+
+	shca_debugfs_del_dev(sdev);
+	mutex_lock(&shca_dev_list_lock);
+	list_del_init(&sdev->list);
+	mutex_unlock(&shca_dev_list_lock);
+	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	shca_hw_destroy(sdev->hw);
+	wake_up_all(&shca_dev_list_wq);
+}
+
+static const struct ib_device_ops shca_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
+
+	.add_gid = shca_add_gid,
+	.alloc_pd = shca_alloc_pd,
+	.dealloc_driver = shca_dealloc_driver,
+	.dealloc_pd = shca_dealloc_pd,
+	.del_gid = shca_del_gid,
+	.get_dev_fw_str = shca_get_dev_fw_str,
+	.get_link_layer = shca_get_link_layer,
+	.get_port_immutable = shca_get_port_immutable,
+	.query_device = shca_query_device,
+	.query_gid = shca_query_gid,
+	.query_pkey = shca_query_pkey,
+	.query_port = shca_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
+};
+
+static struct shca_dev *shca_find_by_ndev(const struct net_device *ndev)
+{
+	struct shca_dev *sdev;
+
+	lockdep_assert_held(&shca_dev_list_lock);
+	list_for_each_entry(sdev, &shca_dev_list, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/**
+ * shca_dev_add() - create and register a shca device bound to a netdev
+ * @name: the ib_device name
+ * @ndev: the netdev; must be an Ethernet device without a shca device
+ *
+ * Return: 0, -EINVAL for an empty, too long or patterned name, -EEXIST
+ * when @name is taken, -EBUSY when @ndev already has a shca device,
+ * -EPROTONOSUPPORT when @ndev is not Ethernet, or another negative errno.
+ */
+int shca_dev_add(const char *name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct shca_dev *sdev;
+	int err;
+
+	if (!*name || strnlen(name, IB_DEVICE_NAME_MAX) >= IB_DEVICE_NAME_MAX ||
+	    strchr(name, '%')) {
+		netdev_dbg(ndev, "shca: bad RDMA device name\n");
+		return -EINVAL;
+	}
+
+	if (ndev->type != ARPHRD_ETHER) {
+		netdev_dbg(ndev, "shca: %s is not an Ethernet device\n",
+			   netdev_name(ndev));
+		return -EPROTONOSUPPORT;
+	}
+	other = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (other) {
+		ib_device_put(other);
+		netdev_dbg(ndev, "shca: RDMA device name %s is taken\n", name);
+		return -EEXIST;
+	}
+
+	sdev = ib_alloc_device(shca_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&sdev->list);
+	sdev->hw = shca_hw_create();
+	if (!sdev->hw) {
+		err = -ENOMEM;
+		goto err_dealloc_dev;
+	}
+
+	mutex_lock(&shca_dev_list_lock);
+	if (shca_find_by_ndev(ndev)) {
+		mutex_unlock(&shca_dev_list_lock);
+		netdev_dbg(ndev, "shca: %s already has a shca device\n",
+			   netdev_name(ndev));
+		err = -EBUSY;
+		goto err_destroy_hw;
+	}
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+	list_add_tail(&sdev->list, &shca_dev_list);
+	mutex_unlock(&shca_dev_list_lock);
+
+	err = shca_cmd_set_port(sdev, ndev);
+	if (err)
+		goto err_unlist;
+
+	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
+			    ndev->dev_addr);
+	strscpy(sdev->ibdev.node_desc, "shca", sizeof(sdev->ibdev.node_desc));
+	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
+	sdev->ibdev.phys_port_cnt = SHCA_HW_NUM_PORTS;
+	sdev->ibdev.num_comp_vectors = 1;
+	sdev->ibdev.local_dma_lkey = 0;
+	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
+
+	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (err)
+		goto err_unlist;
+
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err) {
+		/* A name taken since the check above comes back as -ENFILE. */
+		if (err == -ENFILE)
+			err = -EEXIST;
+		goto err_unlist;
+	}
+	/* From here on, ib_core owns sdev: shca_dealloc_driver() frees it. */
+	shca_debugfs_add_dev(sdev);
+
+	/*
+	 * The notifier skips a device that is not registered yet.  If the
+	 * netdev went away meanwhile, its NETDEV_UNREGISTER has come and
+	 * gone (both happen in one rtnl section), so remove the device here.
+	 */
+	rtnl_lock();
+	if (ndev->reg_state != NETREG_REGISTERED)
+		ib_unregister_device_queued(&sdev->ibdev);
+	rtnl_unlock();
+	return 0;
+
+err_unlist:
+	mutex_lock(&shca_dev_list_lock);
+	list_del_init(&sdev->list);
+	mutex_unlock(&shca_dev_list_lock);
+	netdev_put(ndev, &sdev->ndev_tracker);
+	wake_up_all(&shca_dev_list_wq);
+err_destroy_hw:
+	shca_hw_destroy(sdev->hw);
+err_dealloc_dev:
+	ib_dealloc_device(&sdev->ibdev);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_dev_add);
+
+static int shca_newlink(const char *name, struct net_device *ndev)
+{
+	return shca_dev_add(name, ndev);
+}
+
+static struct rdma_link_ops shca_link_ops = {
+	.type = "shca",
+	.newlink = shca_newlink,
+};
+
+static void shca_port_event(struct shca_dev *sdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct shca_dev *sdev;
+	bool was_up;
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_QUERY_PORT,
+		.port = 1,
+	};
+
+	mutex_lock(&shca_dev_list_lock);
+	sdev = shca_find_by_ndev(ndev);
+	if (sdev && !ib_device_try_get(&sdev->ibdev))
+		sdev = NULL;
+	mutex_unlock(&shca_dev_list_lock);
+	if (!sdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+	case NETDEV_CHANGEADDR:
+		if (shca_cmd_exec(sdev, &cmd))
+			break;
+		was_up = cmd.out.port.link_up;
+		if (shca_cmd_set_port(sdev, ndev))
+			break;
+		if (shca_cmd_exec(sdev, &cmd))
+			break;
+		if (was_up != cmd.out.port.link_up)
+			shca_port_event(sdev, cmd.out.port.link_up ?
+					IB_EVENT_PORT_ACTIVE :
+					IB_EVENT_PORT_ERR);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(&sdev->ibdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block shca_netdev_notifier = {
+	.notifier_call = shca_netdev_event,
+};
+
+static bool shca_dev_list_empty(void)
+{
+	bool empty;
+
+	mutex_lock(&shca_dev_list_lock);
+	empty = list_empty(&shca_dev_list);
+	mutex_unlock(&shca_dev_list_lock);
+	return empty;
+}
+
+/* Unregister every device; wait for those already on their way out. */
+static void shca_remove_all(void)
+{
+	struct shca_dev *sdev, *victim;
+
+	for (;;) {
+		victim = NULL;
+		mutex_lock(&shca_dev_list_lock);
+		list_for_each_entry(sdev, &shca_dev_list, list) {
+			if (ib_device_try_get(&sdev->ibdev)) {
+				victim = sdev;
+				break;
+			}
+		}
+		mutex_unlock(&shca_dev_list_lock);
+		if (!victim)
+			break;
+		ib_unregister_device_and_put(&victim->ibdev);
+	}
+	wait_event(shca_dev_list_wq, shca_dev_list_empty());
+}
+
+static int __init shca_init(void)
+{
+	int err;
+
+	shca_debugfs_init();
+	err = register_netdevice_notifier(&shca_netdev_notifier);
+	if (err)
+		goto err_debugfs;
+	rdma_link_register(&shca_link_ops);
+	return 0;
+
+err_debugfs:
+	shca_debugfs_exit();
+	return err;
+}
+
+static void __exit shca_exit(void)
+{
+	rdma_link_unregister(&shca_link_ops);
+	unregister_netdevice_notifier(&shca_netdev_notifier);
+	shca_remove_all();
+	shca_debugfs_exit();
+}
+
+module_init(shca_init);
+module_exit(shca_exit);
+MODULE_ALIAS_RDMA_LINK("shca");

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: device, port, GID, P_Key and protection domain verbs.
+ *
+ * Each verb reads or changes the device only through device commands
+ * (shca_cmd.c); the answers come from the model's one capability table.
+ */
+#include <kunit/visibility.h>
+#include <linux/etherdevice.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+
+#include "shca.h"
+
+static int shca_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_CAPS };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*caps = cmd.out.caps;
+	return err;
+}
+
+/**
+ * shca_query_device() - report the device's attributes
+ * @ibdev: the device
+ * @attr: filled from the capability table
+ * @udata: must carry no input or output
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		      struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+	struct shca_hw_caps caps;
+	int err;
+
+	if (udata && (udata->inlen || udata->outlen)) {
+		shca_dbg(sdev, "unexpected udata (in %zu, out %zu)\n",
+			 udata->inlen, udata->outlen);
+		return -EINVAL;
+	}
+	err = shca_query_caps(sdev, &caps);
+	if (err)
+		return err;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = (u64)SHCA_HW_FW_MAJOR << 32 |
+		       (u64)SHCA_HW_FW_MINOR << 16 | SHCA_HW_FW_SUBMINOR;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = caps.max_mr_size;
+	attr->page_size_cap = caps.page_size_cap;
+	attr->vendor_id = SHCA_HW_VENDOR_ID;
+	attr->vendor_part_id = SHCA_HW_VENDOR_PART_ID;
+	attr->hw_ver = SHCA_HW_HW_VERSION;
+	attr->max_qp = caps.max_qp;
+	attr->max_qp_wr = caps.max_qp_wr;
+	attr->max_send_sge = caps.max_send_sge;
+	attr->max_recv_sge = caps.max_recv_sge;
+	attr->max_sge_rd = caps.max_sge_rd;
+	attr->max_cq = caps.max_cq;
+	attr->max_cqe = caps.max_cqe;
+	attr->max_mr = caps.max_mr;
+	attr->max_pd = caps.max_pd;
+	attr->max_qp_rd_atom = caps.max_qp_rd_atom;
+	attr->max_qp_init_rd_atom = caps.max_qp_init_rd_atom;
+	attr->max_res_rd_atom = caps.max_qp_rd_atom * caps.max_qp;
+	attr->max_srq = caps.max_srq;
+	attr->max_srq_wr = caps.max_srq_wr;
+	attr->max_srq_sge = caps.max_srq_sge;
+	attr->max_ah = caps.max_ah;
+	attr->max_fast_reg_page_list_len = caps.max_fast_reg_page_list_len;
+	attr->max_pkeys = caps.max_pkeys;
+	attr->local_ca_ack_delay = caps.local_ca_ack_delay;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+/**
+ * shca_query_port() - report a port's attributes
+ * @ibdev: the device
+ * @port_num: the port, from 1
+ * @attr: zeroed by ib_core, filled here
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_query_port(struct ib_device *ibdev, u32 port_num,
+		    struct ib_port_attr *attr)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_QUERY_PORT,
+		.port = port_num,
+	};
+	struct shca_hw_caps caps;
+	int err;
+
+	err = shca_query_caps(sdev, &caps);
+	if (err)
+		return err;
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err)
+		return err;
+
+	attr->gid_tbl_len = caps.gid_tbl_len;
+	attr->pkey_tbl_len = caps.max_pkeys;
+	attr->max_msg_sz = caps.max_msg_sz;
+	attr->max_mtu = ib_mtu_int_to_enum(caps.max_mtu);
+	attr->active_mtu = min(attr->max_mtu, iboe_get_mtu(cmd.out.port.mtu));
+	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP |
+			       IB_PORT_VENDOR_CLASS_SUP;
+	attr->ip_gids = true;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->max_vl_num = 1;
+	attr->qkey_viol_cntr = 0;
+	attr->bad_pkey_cntr = 0;
+	if (cmd.out.port.link_up) {
+		attr->state = IB_PORT_ACTIVE;
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	}
+	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+				&attr->active_width);
+}
+
+/**
+ * shca_get_port_immutable() - the port attributes that never change
+ * @ibdev: the device
+ * @port_num: the port, from 1
+ * @immutable: filled here
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+			    struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr = {};
+	int err;
+
+	err = ib_query_port(ibdev, port_num, &attr);
+	if (err)
+		return err;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+/**
+ * shca_get_link_layer() - the port's link layer
+ * @ibdev: the device
+ * @port_num: the port, from 1
+ *
+ * Return: always Ethernet: shca ports are RoCE ports.
+ */
+enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
+					 u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/**
+ * shca_get_dev_fw_str() - the firmware version, as text
+ * @ibdev: the device
+ * @str: IB_FW_VERSION_NAME_MAX bytes
+ */
+void shca_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.%d.%d", SHCA_HW_FW_MAJOR,
+		 SHCA_HW_FW_MINOR, SHCA_HW_FW_SUBMINOR);
+}
+
+/**
+ * shca_query_gid() - read an entry of the device's GID table
+ * @ibdev: the device
+ * @port_num: the port, from 1
+ * @index: the entry
+ * @gid: the GID, or all zeroes for an empty entry
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_query_gid(struct ib_device *ibdev, u32 port_num, int index,
+		   union ib_gid *gid)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_QUERY_GID,
+		.port = port_num,
+		.index = index,
+	};
+	int err;
+
+	if (index < 0)
+		return -EINVAL;
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err)
+		return err;
+	if (cmd.out.gid.valid)
+		memcpy(gid->raw, cmd.out.gid.gid, sizeof(gid->raw));
+	else
+		memset(gid->raw, 0, sizeof(gid->raw));
+	return 0;
+}
+
+static int shca_write_gid(const struct ib_gid_attr *attr, bool valid)
+{
+	struct shca_dev *sdev = to_shca_dev(attr->device);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_SET_GID,
+		.port = attr->port_num,
+		.index = attr->index,
+	};
+
+	if (valid) {
+		cmd.in.gid.valid = true;
+		cmd.in.gid.type = attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP ?
+				  SHCA_HW_GID_ROCE_V2 : SHCA_HW_GID_ROCE_V1;
+		memcpy(cmd.in.gid.gid, attr->gid.raw, SHCA_HW_GID_LEN);
+	}
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_add_gid() - program a GID table entry that ib_core added
+ * @attr: the entry; its index is the table slot
+ * @context: unused
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return shca_write_gid(attr, true);
+}
+
+/**
+ * shca_del_gid() - clear a GID table entry that ib_core removed
+ * @attr: the entry
+ * @context: unused
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return shca_write_gid(attr, false);
+}
+
+/**
+ * shca_query_pkey() - read an entry of the P_Key table
+ * @ibdev: the device
+ * @port_num: the port, from 1
+ * @index: the entry
+ * @pkey: the P_Key
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+		    u16 *pkey)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_QUERY_PKEY,
+		.port = port_num,
+		.index = index,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*pkey = cmd.out.pkey;
+	return err;
+}
+
+/**
+ * shca_alloc_pd() - allocate a protection domain
+ * @ibpd: the object ib_core allocated
+ * @udata: must carry no input or output
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_ALLOC_PD };
+	int err;
+
+	if (udata && (udata->inlen || udata->outlen)) {
+		shca_dbg(sdev, "unexpected udata (in %zu, out %zu)\n",
+			 udata->inlen, udata->outlen);
+		return -EINVAL;
+	}
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err)
+		return err;
+	to_shca_pd(ibpd)->pdn = cmd.out.pdn;
+	return 0;
+}
+
+/**
+ * shca_dealloc_pd() - free a protection domain
+ * @ibpd: the domain
+ * @udata: unused
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_DEALLOC_PD,
+		.in.pdn = to_shca_pd(ibpd)->pdn,
+	};
+
+	return shca_cmd_exec(to_shca_dev(ibpd->device), &cmd);
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit: the hardware model's command interface, and the one place where
+ * device status becomes an errno.
+ */
+#include <kunit/test.h>
+
+#include "shca.h"
+
+static void shca_hw_free(void *hw)
+{
+	shca_hw_destroy(hw);
+}
+
+static struct shca_hw *shca_test_hw(struct kunit *test)
+{
+	struct shca_hw *hw = shca_hw_create();
+
+	KUNIT_ASSERT_NOT_NULL(test, hw);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, shca_hw_free, hw));
+	return hw;
+}
+
+static void shca_test_query_caps_returns_the_table(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_CAPS };
+	const struct shca_hw_caps *caps = shca_hw_caps(hw);
+
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	KUNIT_EXPECT_MEMEQ(test, &cmd.out.caps, caps, sizeof(*caps));
+	KUNIT_EXPECT_GT(test, caps->max_qp, 0U);
+	KUNIT_EXPECT_GT(test, caps->gid_tbl_len, 0);
+	KUNIT_EXPECT_EQ(test, caps->max_pkeys, 1);
+}
+
+/* Commands the device must refuse, and the status it refuses them with. */
+struct shca_bad_cmd_case {
+	const char *desc;
+	struct shca_hw_cmd cmd;
+	enum shca_hw_status status;
+};
+
+static const struct shca_bad_cmd_case shca_bad_cmd_cases[] = {
+	{ "unknown opcode", { .opcode = SHCA_CMD_NUM_OPCODES },
+	  SHCA_HW_BAD_OPCODE },
+	{ "negative opcode", { .opcode = -1 }, SHCA_HW_BAD_OPCODE },
+	{ "query port 0", { .opcode = SHCA_CMD_QUERY_PORT, .port = 0 },
+	  SHCA_HW_BAD_PARAM },
+	{ "query port 2", { .opcode = SHCA_CMD_QUERY_PORT, .port = 2 },
+	  SHCA_HW_BAD_PARAM },
+	{ "set port with tiny MTU",
+	  { .opcode = SHCA_CMD_SET_PORT, .port = 1, .in.port.mtu = 255 },
+	  SHCA_HW_BAD_PARAM },
+	{ "GID index past the table",
+	  { .opcode = SHCA_CMD_QUERY_GID, .port = 1, .index = 64 },
+	  SHCA_HW_BAD_INDEX },
+	{ "set GID past the table",
+	  { .opcode = SHCA_CMD_SET_GID, .port = 1, .index = 1000 },
+	  SHCA_HW_BAD_INDEX },
+	{ "set GID of unknown type",
+	  { .opcode = SHCA_CMD_SET_GID, .port = 1, .index = 0,
+	    .in.gid = { .valid = true, .type = 7 } },
+	  SHCA_HW_BAD_PARAM },
+	{ "P_Key index past the table",
+	  { .opcode = SHCA_CMD_QUERY_PKEY, .port = 1, .index = 1 },
+	  SHCA_HW_BAD_INDEX },
+	{ "P_Key on port 0", { .opcode = SHCA_CMD_QUERY_PKEY, .port = 0 },
+	  SHCA_HW_BAD_PARAM },
+	{ "dealloc PD 0", { .opcode = SHCA_CMD_DEALLOC_PD, .in.pdn = 0 },
+	  SHCA_HW_BAD_INDEX },
+	{ "dealloc PD past the table",
+	  { .opcode = SHCA_CMD_DEALLOC_PD, .in.pdn = 1 << 20 },
+	  SHCA_HW_BAD_INDEX },
+};
+
+static void shca_bad_cmd_desc(const struct shca_bad_cmd_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_bad_cmd, shca_bad_cmd_cases, shca_bad_cmd_desc);
+
+static void shca_test_bad_command_is_refused(struct kunit *test)
+{
+	const struct shca_bad_cmd_case *c = test->param_value;
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_cmd cmd = c->cmd;
+	struct shca_hw_cmd probe = { .opcode = SHCA_CMD_QUERY_GID, .port = 1 };
+
+	KUNIT_EXPECT_EQ(test, c->status, shca_hw_exec(hw, &cmd));
+	/* ...and harms nothing: the GID table is still empty. */
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &probe));
+	KUNIT_EXPECT_FALSE(test, probe.out.gid.valid);
+}
+
+static void shca_test_gid_table_set_query_clear(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	u16 last = shca_hw_caps(hw)->gid_tbl_len - 1;
+	struct shca_hw_cmd set = {
+		.opcode = SHCA_CMD_SET_GID, .port = 1, .index = last,
+		.in.gid = { .valid = true, .type = SHCA_HW_GID_ROCE_V2,
+			    .gid = { 0xfe, 0x80, [15] = 0x42 } },
+	};
+	struct shca_hw_cmd get = {
+		.opcode = SHCA_CMD_QUERY_GID, .port = 1, .index = last,
+	};
+	struct shca_hw_cmd clear = {
+		.opcode = SHCA_CMD_SET_GID, .port = 1, .index = last,
+	};
+
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &set));
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &get));
+	KUNIT_EXPECT_TRUE(test, get.out.gid.valid);
+	KUNIT_EXPECT_EQ(test, SHCA_HW_GID_ROCE_V2, get.out.gid.type);
+	KUNIT_EXPECT_MEMEQ(test, set.in.gid.gid, get.out.gid.gid,
+			   SHCA_HW_GID_LEN);
+
+	/* Its neighbour is untouched. */
+	get.index = last - 1;
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &get));
+	KUNIT_EXPECT_FALSE(test, get.out.gid.valid);
+
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &clear));
+	get.index = last;
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &get));
+	KUNIT_EXPECT_FALSE(test, get.out.gid.valid);
+}
+
+static void shca_test_port_reports_what_was_set(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_cmd set = {
+		.opcode = SHCA_CMD_SET_PORT, .port = 1,
+		.in.port = { .link_up = true, .mtu = 9000,
+			     .mac = { 2, 0, 0, 0, 0, 9 } },
+	};
+	struct shca_hw_cmd get = { .opcode = SHCA_CMD_QUERY_PORT, .port = 1 };
+
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &get));
+	KUNIT_EXPECT_FALSE(test, get.out.port.link_up);
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &set));
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &get));
+	KUNIT_EXPECT_TRUE(test, get.out.port.link_up);
+	KUNIT_EXPECT_EQ(test, 9000U, get.out.port.mtu);
+	KUNIT_EXPECT_MEMEQ(test, set.in.port.mac, get.out.port.mac, 6);
+}
+
+static void shca_test_pkey_table_holds_default(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_PKEY, .port = 1 };
+
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	KUNIT_EXPECT_EQ(test, 0xffff, cmd.out.pkey);
+}
+
+static void shca_test_pd_numbers_are_unique_and_reused(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_cmd a = { .opcode = SHCA_CMD_ALLOC_PD };
+	struct shca_hw_cmd b = { .opcode = SHCA_CMD_ALLOC_PD };
+	struct shca_hw_cmd c = { .opcode = SHCA_CMD_ALLOC_PD };
+	struct shca_hw_cmd free = { .opcode = SHCA_CMD_DEALLOC_PD };
+
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &a));
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &b));
+	KUNIT_EXPECT_NE(test, 0U, a.out.pdn);
+	KUNIT_EXPECT_NE(test, a.out.pdn, b.out.pdn);
+
+	free.in.pdn = a.out.pdn;
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &free));
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &c));
+	KUNIT_EXPECT_EQ(test, a.out.pdn, c.out.pdn);
+
+	free.in.pdn = b.out.pdn;
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &free));
+	free.in.pdn = c.out.pdn;
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &free));
+}
+
+static void shca_test_injected_failure_fires_once(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_CAPS };
+	struct shca_hw_cmd other = { .opcode = SHCA_CMD_QUERY_PORT, .port = 1 };
+
+	KUNIT_EXPECT_EQ(test, -1, shca_hw_injected_cmd_failure(hw));
+	KUNIT_ASSERT_EQ(test, 0, shca_hw_inject_cmd_failure(hw, SHCA_CMD_QUERY_CAPS));
+	KUNIT_EXPECT_EQ(test, SHCA_CMD_QUERY_CAPS,
+			shca_hw_injected_cmd_failure(hw));
+
+	/* Another opcode does not consume it. */
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &other));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_INJECTED, shca_hw_exec(hw, &cmd));
+	KUNIT_EXPECT_EQ(test, -1, shca_hw_injected_cmd_failure(hw));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	KUNIT_EXPECT_EQ(test, 2ULL,
+			shca_hw_cmd_count(hw, SHCA_CMD_QUERY_CAPS));
+
+	/* Releasing commands and unknown opcodes cannot be armed. */
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			shca_hw_inject_cmd_failure(hw, SHCA_CMD_DEALLOC_PD));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			shca_hw_inject_cmd_failure(hw, SHCA_CMD_NUM_OPCODES));
+	KUNIT_EXPECT_EQ(test, -1, shca_hw_injected_cmd_failure(hw));
+
+	/* A pending injection can be cancelled. */
+	KUNIT_ASSERT_EQ(test, 0, shca_hw_inject_cmd_failure(hw, SHCA_CMD_QUERY_CAPS));
+	KUNIT_ASSERT_EQ(test, 0, shca_hw_inject_cmd_failure(hw, -1));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+}
+
+struct shca_errno_case {
+	enum shca_hw_status status;
+	int err;
+};
+
+static const struct shca_errno_case shca_errno_cases[] = {
+	{ SHCA_HW_OK, 0 },
+	{ SHCA_HW_BAD_OPCODE, -EOPNOTSUPP },
+	{ SHCA_HW_BAD_PARAM, -EINVAL },
+	{ SHCA_HW_BAD_INDEX, -EINVAL },
+	{ SHCA_HW_NO_RESOURCES, -ENOMEM },
+	{ SHCA_HW_BAD_STATE, -EINVAL },
+	{ SHCA_HW_BUSY, -EBUSY },
+	{ SHCA_HW_INJECTED, -EIO },
+	{ SHCA_HW_NUM_STATUS, -EIO },
+	{ -1, -EIO },
+};
+
+static void shca_errno_desc(const struct shca_errno_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "status %d -> %d", c->status,
+		 c->err);
+}
+
+KUNIT_ARRAY_PARAM(shca_errno, shca_errno_cases, shca_errno_desc);
+
+static void shca_test_status_becomes_errno(struct kunit *test)
+{
+	const struct shca_errno_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, c->err, shca_status_to_errno(c->status));
+}
+
+static struct kunit_case shca_hw_cmd_cases[] = {
+	KUNIT_CASE(shca_test_query_caps_returns_the_table),
+	KUNIT_CASE_PARAM(shca_test_bad_command_is_refused,
+			 shca_bad_cmd_gen_params),
+	KUNIT_CASE(shca_test_gid_table_set_query_clear),
+	KUNIT_CASE(shca_test_port_reports_what_was_set),
+	KUNIT_CASE(shca_test_pkey_table_holds_default),
+	KUNIT_CASE(shca_test_pd_numbers_are_unique_and_reused),
+	KUNIT_CASE(shca_test_injected_failure_fires_once),
+	KUNIT_CASE_PARAM(shca_test_status_becomes_errno,
+			 shca_errno_gen_params),
+	{}
+};
+
+static struct kunit_suite shca_hw_cmd_suite = {
+	.name = "shca_hw_cmd",
+	.test_cases = shca_hw_cmd_cases,
+};
+
+kunit_test_suite(shca_hw_cmd_suite);

@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: everything, on both kernels.
+#
+#   check.sh            lint; KUnit and integration tests on the debug
+#                       kernel; integration tests on the stock kernel
+#   check.sh --kunit    KUnit only (debug kernel)
+#   check.sh --itest    integration tests only (both kernels)
+#
+# Environment: SUITE=GLOB picks KUnit suites (default: all), TEST=GLOB
+# picks integration tests by file name (default: all), KERNEL=debug|stock
+# limits the integration tests to one kernel.
+#
+# Ends with "N passed, N failed, N skipped" and exits non-zero on any
+# failure, including a kernel report (BUG, WARNING, KASAN, UBSAN, lockdep,
+# kmemleak, hung task) in either guest.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+do_lint=1 do_kunit=1 do_itest=1
+case "${1:-}" in
+--kunit) do_lint=0 do_itest=0 ;;
+--itest) do_lint=0 do_kunit=0 ;;
+"") ;;
+*) shca_die "check.sh: unknown argument $1" ;;
+esac
+suite=${SUITE:-*}
+itest=${TEST:-*}
+kernels=${KERNEL:-debug stock}
+
+passed=0 failed=0 skipped=0
+failures=()
+
+record() {
+	case "$2" in
+	PASS) passed=$((passed + 1)) ;;
+	SKIP) skipped=$((skipped + 1)) ;;
+	*) failed=$((failed + 1)); failures+=("$1") ;;
+	esac
+	printf '%-4s %s\n' "$2" "$1"
+}
+
+finish() {
+	echo
+	if [ ${#failures[@]} -gt 0 ]; then
+		echo "failed:"
+		printf '  %s\n' "${failures[@]}"
+	fi
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+start=$(date +%s)
+shca_need_pkgs build-essential bc bison flex libelf-dev libssl-dev cpio \
+	kmod ccache sparse qemu-system-x86 busybox-static iproute2 xz-utils \
+	gcc-12 pahole python3 linux-source-6.12
+
+# The kernels: built or fetched once, then cached.
+if ! "$SHCA_TOP/scripts/build-kernel.sh" >/dev/null; then
+	record "build: debug kernel" FAIL
+	finish
+fi
+if [ $do_itest -eq 1 ] && [[ " $kernels " == *" stock "* ]]; then
+	if ! "$SHCA_TOP/scripts/fetch-stock.sh" >/dev/null; then
+		record "fetch: stock kernel" FAIL
+		finish
+	fi
+fi
+
+mkdir -p "$SHCA_TOP/out"
+
+# Lint, which also builds the module for the debug kernel under sparse.
+if [ $do_lint -eq 1 ]; then
+	while read -r tag name status; do
+		[ "$tag" = lint: ] && record "lint: $name" "$status"
+	done < <("$SHCA_TOP/scripts/lint.sh" > "$SHCA_TOP/out/lint.log" 2>&1
+		 grep '^lint:' "$SHCA_TOP/out/lint.log")
+	if grep -q '^lint: .* FAIL' "$SHCA_TOP/out/lint.log"; then
+		grep -v '^lint:' "$SHCA_TOP/out/lint.log" | head -n 60
+	fi
+fi
+
+build() {
+	if "$SHCA_TOP/scripts/build-module.sh" "$1" >/dev/null 2>"$SHCA_TOP/out/build-$1.err"; then
+		record "build: shca.ko for the $1 kernel" PASS
+	else
+		cat "$SHCA_TOP/out/build-$1.err"
+		record "build: shca.ko for the $1 kernel" FAIL
+		finish
+	fi
+}
+
+# Count what one guest run reported.  $1: kernel, $2: the vm.sh status.
+collect() {
+	local k=$1 vrc=$2 out=$SHCA_TOP/out/vm-$1 name status
+	if [ -f "$out/results" ]; then
+		while read -r _ name status; do
+			record "itest/$k: $name" "$status"
+		done < "$out/results"
+	fi
+	if [ $do_kunit -eq 1 ] && [ "$k" = debug ]; then
+		if "$SHCA_TOP/scripts/kunit-results.sh" "$out/console.log" \
+			> "$out/kunit.txt"; then
+			while read -r status name; do
+				record "kunit: $name" "$status"
+			done < "$out/kunit.txt"
+		else
+			cat "$out/kunit.txt"
+			record "kunit: parse the KTAP report" FAIL
+		fi
+	fi
+	if [ -f "$out/splat" ]; then
+		record "vm/$k: kernel reports (see above)" FAIL
+	elif [ "$vrc" -ne 0 ]; then
+		record "vm/$k: guest run" FAIL
+	fi
+}
+
+for k in debug stock; do
+	args=()
+	if [ $do_kunit -eq 1 ] && [ $k = debug ]; then
+		args+=(--kunit "$suite")
+	fi
+	if [ $do_itest -eq 1 ] && [[ " $kernels " == *" $k "* ]]; then
+		args+=(--integration "$itest")
+	fi
+	[ ${#args[@]} -gt 0 ] || continue
+	# On a full run, lint has just built the debug module under sparse.
+	if [ $do_lint -eq 1 ] && [ $k = debug ] &&
+	   [ -f "$SHCA_TOP/out/build-debug/drivers/infiniband/sw/shca/shca.ko" ]; then
+		record "build: shca.ko for the $k kernel" PASS
+	else
+		build $k
+	fi
+	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 1500 \
+		scripts/guest/run-tests.sh "${args[@]}"
+	collect $k $?
+done
+
+shca_log "make check took $(( $(date +%s) - start ))s"
+finish

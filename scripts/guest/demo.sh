@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The demo, run in the guest: what a shca device is and does so far.
+. "$SHCA_TOP/scripts/guest/lib.sh"
+set -eu
+exec > >(tee "$SHCA_OUT/demo.log") 2>&1
+
+step() {
+	printf '\n== %s\n' "$*"
+}
+
+run() {
+	printf '$ %s\n' "$*"
+	"$@" 2>&1 | sed 's/^/  /'
+}
+
+shca_guest_load
+step "shca on $(uname -r)"
+run bash -c "grep '^shca ' /proc/modules"
+
+step "Two netdevs, and a shca device on each"
+ip link add demo0 type dummy
+ip link add demo1 type dummy
+ip link set demo0 up
+ip link set demo1 up
+ip addr add 192.0.2.10/24 dev demo0
+run rdma link add shca0 type shca netdev demo0
+run rdma link add shca1 type shca netdev demo1
+run rdma dev
+run rdma link
+
+step "Bad input gets a clear error and harms nothing"
+run rdma link add shca2 type shca netdev nosuchdev || true
+run rdma link add shca0 type shca netdev demo1 || true
+run rdma link add shca2 type shca netdev demo0 || true
+run rdma link add shca2 type shca netdev lo || true
+
+step "What the device reports, from its one capability table"
+s=/sys/class/infiniband/shca0
+for f in node_type node_guid sys_image_guid fw_ver node_desc; do
+	printf '  %-16s %s\n' "$f" "$(cat $s/$f)"
+done
+for f in state phys_state link_layer rate; do
+	printf '  port 1 %-9s %s\n' "$f" "$(cat $s/ports/1/$f)"
+done
+printf '  port 1 pkey 0    %s\n' "$(cat $s/ports/1/pkeys/0)"
+run head -n 8 /sys/kernel/debug/shca/shca0/caps
+
+step "The GID table, programmed into the device by ib_core (add_gid)"
+sleep 1
+for i in 0 1 2 3; do
+	printf '  gid %d %s  %s\n' "$i" "$(cat $s/ports/1/gids/$i)" \
+		"$(cat $s/ports/1/gid_attrs/types/$i 2>/dev/null)"
+done
+
+step "The port follows its netdev's link"
+ip link set demo0 down
+printf '  after link down: %s\n' "$(cat $s/ports/1/state)"
+ip link set demo0 up
+printf '  after link up:   %s\n' "$(cat $s/ports/1/state)"
+
+step "Device commands the driver issued, and a one-shot injected failure"
+run cat /sys/kernel/debug/shca/shca0/cmd_counts
+echo 1 > /sys/kernel/debug/shca/shca0/fail_cmd_once
+printf '$ cat %s/ports/1/state   # QUERY_PORT armed to fail once\n' "$s"
+cat $s/ports/1/state 2>&1 | sed 's/^/  /' || true
+printf '$ cat %s/ports/1/state   # and the next one works\n' "$s"
+cat $s/ports/1/state | sed 's/^/  /'
+
+step "Removal: by rdma link delete, by deleting the netdev, by rmmod"
+run rdma link delete shca1
+run rdma dev
+run rdma link add shca1 type shca netdev demo1
+run ip link del demo1
+sleep 1
+run rdma dev
+ip link add demo2 type dummy
+run rdma link add shca1 type shca netdev demo2
+run rmmod shca
+run rdma dev
+echo
+echo "demo done"

@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a test kernel under QEMU and run one guest script in it.
+#
+#   vm.sh [--kernel debug|stock] [--timeout SECONDS] [--interactive]
+#         [--out DIR] [SCRIPT [ARGS...]]
+#
+# The guest's root is the host's root, shared read-only over 9p; DIR (the
+# scratch area) is shared writable at the same path.  /tmp, /run, /dev/shm
+# and /var/tmp are tmpfs in the guest, and /lib/modules holds the booted
+# kernel's modules.  SCRIPT runs as root in that root, under bash, from
+# the project's top directory.
+#
+# When the guest is done, DIR holds console.log (everything the kernel and
+# the script printed) and whatever the script wrote there.  The run fails
+# if the script fails, if the guest does not finish in time, or if the
+# kernel log shows a BUG, WARNING, KASAN, UBSAN, lockdep, kmemleak, hung
+# task or panic report; the report is printed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=debug
+timeout=900
+interactive=0
+out=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--interactive) interactive=1; shift ;;
+	--out) out=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) shca_die "vm.sh: unknown option $1" ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || [ $interactive -eq 1 ] || shca_die "vm.sh: no guest script"
+
+shca_need_pkgs qemu-system-x86 busybox-static cpio kmod xz-utils
+
+case "$kernel" in
+debug)
+	kb=$("$SHCA_TOP/scripts/build-kernel.sh")
+	bzimage=$kb/arch/x86/boot/bzImage
+	rel=$(cat "$kb/include/config/kernel.release")
+	moddir=$kb/modroot/lib/modules/$rel
+	;;
+stock)
+	root=$("$SHCA_TOP/scripts/fetch-stock.sh")
+	rel=$(shca_stock_release)
+	bzimage=$root/boot/vmlinuz-$rel
+	moddir=$root/lib/modules/$rel
+	;;
+*)
+	shca_die "vm.sh: --kernel must be debug or stock"
+	;;
+esac
+
+# The guest mounts the booted kernel's modules on /lib/modules, which must
+# exist in the (read-only) host root it boots from.
+[ -d /lib/modules ] || mkdir -p /lib/modules
+
+[ -n "$out" ] || out=$SHCA_TOP/out/vm-$kernel
+rm -rf "$out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# The initramfs: busybox, and for the stock kernel the 9p modules that
+# the debug kernel has built in.
+ird=$out/.initramfs
+mkdir -p "$ird"/{bin,dev,proc,sys,newroot,modules}
+cp /bin/busybox "$ird/bin/busybox"
+cp "$SHCA_TOP/scripts/guest/initramfs-init" "$ird/init"
+chmod +x "$ird/init"
+: > "$ird/modules/order"
+if [ "$kernel" = stock ]; then
+	for m in 9p 9pnet_virtio; do
+		modprobe --show-depends -d "$root" -S "$rel" "$m"
+	done | awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++' |
+		while read -r ko; do
+			name=$(basename "${ko%.xz}")
+			xz -dc "$ko" > "$ird/modules/$name"
+			echo "$name" >> "$ird/modules/order"
+		done
+fi
+(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.gz"
+rm -rf "$ird"
+
+# KVM only when a probe boot has worked on this machine; nested KVM here
+# tends to fail with an internal emulation error.
+accel=tcg
+if [ -w /dev/kvm ] && [ "${SHCA_NO_KVM:-0}" != 1 ]; then
+	probe=$SHCA_CACHE/kvm-probe-$(uname -r)-$(qemu-system-x86_64 --version | head -1 | tr -cd '0-9.')
+	if [ ! -f "$probe" ]; then
+		shca_log "probing KVM with one boot"
+		if timeout 60 qemu-system-x86_64 -accel kvm -cpu host -m 512 \
+			-display none -no-reboot -serial stdio -monitor none \
+			-kernel "$bzimage" -initrd "$out/initramfs.gz" \
+			-append "console=ttyS0 panic=-1 SHCA_PROBE=1" 2>&1 |
+			grep -q 'shca-probe-ok'; then
+			echo kvm > "$probe"
+		else
+			echo tcg > "$probe"
+		fi
+	fi
+	accel=$(cat "$probe")
+fi
+cpu=max
+[ "$accel" = kvm ] && cpu=host
+
+cmdline="console=ttyS0 panic=-1 loglevel=7"
+cmdline+=" SHCA_TOP=$SHCA_TOP SHCA_OUT=$out SHCA_MODDIR=$moddir"
+cmdline+=" SHCA_KERNEL=$kernel"
+if [ $interactive -eq 1 ]; then
+	cmdline+=" SHCA_INTERACTIVE=1"
+else
+	printf '%q ' "$@" > "$out/.cmd"
+fi
+
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -m 3G
+	-no-reboot -kernel "$bzimage" -initrd "$out/initramfs.gz"
+	-append "$cmdline"
+	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
+	-fsdev "local,id=scratch,path=$out,security_model=none,multidevs=remap"
+	-device virtio-9p-pci,fsdev=scratch,mount_tag=scratch)
+
+shca_log "booting $kernel kernel $rel ($accel)"
+if [ $interactive -eq 1 ]; then
+	exec "${qemu[@]}" -nographic
+fi
+
+start=$(date +%s)
+set +e
+timeout --foreground -k 10 "$timeout" "${qemu[@]}" -display none \
+	-monitor none -serial "file:$out/console.log" </dev/null
+qrc=$?
+set -e
+shca_log "guest ran for $(( $(date +%s) - start ))s"
+
+rc=0
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+	shca_log "guest timed out after ${timeout}s; console tail:"
+	tail -n 40 "$out/console.log" >&2
+	rc=1
+elif [ ! -f "$out/exit-status" ]; then
+	shca_log "guest died before finishing (qemu status $qrc); console tail:"
+	tail -n 60 "$out/console.log" >&2
+	rc=1
+elif [ "$(cat "$out/exit-status")" != 0 ]; then
+	rc=$(cat "$out/exit-status")
+fi
+
+if [ -s "$out/kmemleak" ]; then
+	shca_log "kmemleak found leaks:"
+	head -n 60 "$out/kmemleak" >&2
+	rc=1
+	: > "$out/splat"
+fi
+if ! "$SHCA_TOP/scripts/splat-scan.sh" "$out/console.log"; then
+	rc=1
+	: > "$out/splat"
+fi
+exit $rc

@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Devices go away cleanly: when their netdev is deleted, and when shca is
+# unloaded with devices present.
+. "$(dirname "$0")/../lib.sh"
+
+mkdummy shca_d0
+mkdummy shca_d1
+rdma link add shca0 type shca netdev shca_d0
+rdma link add shca1 type shca netdev shca_d1
+
+# Deleting the netdev removes its device and leaves the other alone.
+ip link del shca_d1
+wait_for bash -c '! rdma dev show shca1 >/dev/null 2>&1' ||
+	fail "shca1 outlived its netdev"
+rdma link show shca0/1 | grep -q ACTIVE || fail "shca0 disturbed"
+
+# rmmod with a device present removes it.
+mkdummy shca_d1
+rdma link add shca1 type shca netdev shca_d1
+rmmod shca
+[ -z "$(rdma dev | grep shca || true)" ] || fail "devices remain: $(rdma dev)"
+[ ! -d /sys/kernel/debug/shca ] || fail "debugfs remains"
+
+# And it comes back.
+. "$SHCA_TOP/scripts/guest/lib.sh"
+shca_guest_load
+rdma link add shca0 type shca netdev shca_d0
+rdma link show shca0/1 | grep -q ACTIVE || fail "shca0 after reload"
+echo ok
