@@ -15,6 +15,29 @@
 #define SHCA_TEST_DEV	"shcakt0"
 #define SHCA_TEST_DEV2	"shcakt1"
 
+/* What a minimal Ethernet driver does with a packet: drop it. */
+static netdev_tx_t shca_test_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops shca_test_netdev_ops = {
+	.ndo_start_xmit = shca_test_xmit,
+};
+
+/* An unregistered Ethernet netdev with a random MAC and jumbo frames. */
+static struct net_device *shca_test_alloc_netdev(struct kunit *test)
+{
+	struct net_device *ndev = alloc_etherdev(0);
+
+	KUNIT_ASSERT_NOT_NULL(test, ndev);
+	eth_hw_addr_random(ndev);
+	ndev->netdev_ops = &shca_test_netdev_ops;
+	ndev->max_mtu = 9000;
+	return ndev;
+}
+
 static void shca_test_free_netdev(void *ndev)
 {
 	struct net_device *dev = ndev;
@@ -30,10 +53,7 @@ static struct net_device *shca_test_netdev(struct kunit *test)
 	struct net_device *ndev;
 	int err;
 
-	ndev = alloc_etherdev(0);
-	KUNIT_ASSERT_NOT_NULL(test, ndev);
-	eth_hw_addr_random(ndev);
-	ndev->netdev_ops = &(const struct net_device_ops){};
+	ndev = shca_test_alloc_netdev(test);
 	err = register_netdev(ndev);
 	if (err)
 		free_netdev(ndev);
@@ -163,6 +183,21 @@ static void shca_test_gid_and_pkey_tables(struct kunit *test)
 							    &gid));
 }
 
+KUNIT_DEFINE_ACTION_WRAPPER(shca_test_kfree, kfree, const void *);
+
+static struct ib_pd *shca_test_alloc_pd(struct kunit *test,
+					struct ib_device *ibdev)
+{
+	struct ib_pd *pd = rdma_zalloc_drv_obj(ibdev, ib_pd);
+
+	if (pd) {
+		pd->device = ibdev;
+		if (kunit_add_action_or_reset(test, shca_test_kfree, pd))
+			return NULL;
+	}
+	return pd;
+}
+
 static void shca_test_pd_alloc_and_free(struct kunit *test)
 {
 	struct net_device *ndev = shca_test_netdev(test);
@@ -170,29 +205,38 @@ static void shca_test_pd_alloc_and_free(struct kunit *test)
 	struct shca_dev *sdev = to_shca_dev(ibdev);
 	u64 allocs = shca_hw_cmd_count(sdev->hw, SHCA_CMD_ALLOC_PD);
 	u64 frees = shca_hw_cmd_count(sdev->hw, SHCA_CMD_DEALLOC_PD);
+	struct ib_udata udata = { .outlen = 4 };
 	struct ib_pd *a, *b;
 	int err;
 
-	a = ib_alloc_pd(ibdev, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
-	b = ib_alloc_pd(ibdev, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(b));
+	/*
+	 * Until the device has the kernel verbs ib_alloc_pd() relies on
+	 * (get_dma_mr), PDs are made the way uverbs makes them: the core
+	 * allocates the object, the driver's op fills it in.
+	 */
+	a = shca_test_alloc_pd(test, ibdev);
+	b = shca_test_alloc_pd(test, ibdev);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_ASSERT_EQ(test, 0, ibdev->ops.alloc_pd(a, NULL));
+	KUNIT_ASSERT_EQ(test, 0, ibdev->ops.alloc_pd(b, NULL));
 	KUNIT_EXPECT_NE(test, to_shca_pd(a)->pdn, to_shca_pd(b)->pdn);
-	ib_dealloc_pd(b);
-	ib_dealloc_pd(a);
+	KUNIT_EXPECT_EQ(test, 0, ibdev->ops.dealloc_pd(b, NULL));
+	KUNIT_EXPECT_EQ(test, 0, ibdev->ops.dealloc_pd(a, NULL));
 	KUNIT_EXPECT_EQ(test, allocs + 2,
 			shca_hw_cmd_count(sdev->hw, SHCA_CMD_ALLOC_PD));
 	KUNIT_EXPECT_EQ(test, frees + 2,
 			shca_hw_cmd_count(sdev->hw, SHCA_CMD_DEALLOC_PD));
 
-	/* A device command failure surfaces as -EIO and leaks nothing. */
+	/* A device command failure surfaces as -EIO; the next call works. */
 	err = shca_hw_inject_cmd_failure(sdev->hw, SHCA_CMD_ALLOC_PD);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	a = ib_alloc_pd(ibdev, 0);
-	KUNIT_EXPECT_EQ(test, -EIO, PTR_ERR_OR_ZERO(a));
-	a = ib_alloc_pd(ibdev, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
-	ib_dealloc_pd(a);
+	KUNIT_EXPECT_EQ(test, -EIO, ibdev->ops.alloc_pd(a, NULL));
+	KUNIT_ASSERT_EQ(test, 0, ibdev->ops.alloc_pd(a, NULL));
+	KUNIT_EXPECT_EQ(test, 0, ibdev->ops.dealloc_pd(a, NULL));
+
+	/* A PD with user data it does not understand is refused. */
+	KUNIT_EXPECT_EQ(test, -EINVAL, ibdev->ops.alloc_pd(a, &udata));
 }
 
 static void shca_test_add_refuses_bad_input(struct kunit *test)
@@ -207,8 +251,7 @@ static void shca_test_add_refuses_bad_input(struct kunit *test)
 	/* A name that is taken. */
 	KUNIT_EXPECT_EQ(test, -EEXIST, shca_dev_add(SHCA_TEST_DEV, other));
 	/* A netdev that is not Ethernet. */
-	raw = alloc_etherdev(0);
-	KUNIT_ASSERT_NOT_NULL(test, raw);
+	raw = shca_test_alloc_netdev(test);
 	raw->type = ARPHRD_NONE;
 	KUNIT_EXPECT_EQ(test, -EPROTONOSUPPORT,
 			shca_dev_add(SHCA_TEST_DEV2, raw));
@@ -250,15 +293,18 @@ static void shca_test_add_refuses_bad_name(struct kunit *test)
 
 static void shca_test_netdev_removal_removes_device(struct kunit *test)
 {
-	struct net_device *ndev;
+	struct net_device *ndev = shca_test_alloc_netdev(test);
 	struct ib_device *ibdev;
+	int err;
 
-	ndev = alloc_etherdev(0);
-	KUNIT_ASSERT_NOT_NULL(test, ndev);
-	eth_hw_addr_random(ndev);
-	ndev->netdev_ops = &(const struct net_device_ops){};
-	KUNIT_ASSERT_EQ(test, 0, register_netdev(ndev));
-	KUNIT_ASSERT_EQ(test, 0, shca_dev_add(SHCA_TEST_DEV, ndev));
+	err = register_netdev(ndev);
+	if (err) {
+		free_netdev(ndev);
+		KUNIT_FAIL(test, "register_netdev: %d", err);
+		return;
+	}
+	err = shca_dev_add(SHCA_TEST_DEV, ndev);
+	KUNIT_EXPECT_EQ(test, 0, err);
 
 	/*
 	 * shca holds the netdev until its device is gone, so
@@ -266,11 +312,11 @@ static void shca_test_netdev_removal_removes_device(struct kunit *test)
 	 * unregistered and freed: no waiting and hoping here.
 	 */
 	unregister_netdev(ndev);
+	free_netdev(ndev);
 	ibdev = ib_device_get_by_name(SHCA_TEST_DEV, RDMA_DRIVER_UNKNOWN);
 	KUNIT_EXPECT_NULL(test, ibdev);
 	if (ibdev)
 		ib_device_put(ibdev);
-	free_netdev(ndev);
 }
 
 static struct kunit_case shca_device_cases[] = {

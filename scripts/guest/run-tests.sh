@@ -30,7 +30,8 @@ if [ -n "$kunit" ]; then
 		echo "run-tests.sh: this kernel has no KUnit"
 		exit 1
 	fi
-	echo "$kunit" > /sys/module/kunit/parameters/filter_glob
+	# No newline: KUnit would take it as part of the glob.
+	printf %s "$kunit" > /sys/module/kunit/parameters/filter_glob
 	echo "shca-kunit: begin" > /dev/kmsg
 	insmod "$SHCA_BUILD/kunit/shca_kunit.ko" ||
 		{ echo "run-tests.sh: cannot load shca_kunit"; exit 1; }

@@ -89,7 +89,7 @@ int shca_dev_add(const char *name, struct net_device *ndev);
 /* shca_debugfs.c */
 void shca_debugfs_init(void);
 void shca_debugfs_exit(void);
-void shca_debugfs_add_dev(struct shca_dev *sdev);
+void shca_debugfs_add_dev(struct shca_dev *sdev, const char *name);
 void shca_debugfs_del_dev(struct shca_dev *sdev);
 
 #endif /* SHCA_H */

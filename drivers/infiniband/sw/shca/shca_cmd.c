@@ -42,9 +42,9 @@ EXPORT_SYMBOL_IF_KUNIT(shca_status_to_errno);
  * @sdev: the device
  * @cmd: the command block
  *
- * Statuses that mean the caller passed something wrong are logged at debug
- * level; those that mean the device misbehaved are logged as errors, rate
- * limited.
+ * Statuses that mean the caller passed something wrong, and failures a test
+ * injected, are logged at debug level; those that mean the device
+ * misbehaved are logged as errors, rate limited.
  *
  * Return: 0 or a negative errno.
  */
@@ -60,6 +60,7 @@ int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd)
 	case SHCA_HW_NO_RESOURCES:
 	case SHCA_HW_BAD_STATE:
 	case SHCA_HW_BUSY:
+	case SHCA_HW_INJECTED:
 		shca_dbg(sdev, "command %s: status %d\n",
 			 shca_hw_opcode_name(cmd->opcode), status);
 		break;

@@ -89,13 +89,14 @@ DEFINE_DEBUGFS_ATTRIBUTE(shca_fail_cmd_once_fops, shca_fail_cmd_once_get,
 
 /**
  * shca_debugfs_add_dev() - create a device's debugfs directory
- * @sdev: the registered device
+ * @sdev: the device, about to be registered
+ * @name: its name, and the directory's
  */
-void shca_debugfs_add_dev(struct shca_dev *sdev)
+void shca_debugfs_add_dev(struct shca_dev *sdev, const char *name)
 {
 	struct dentry *d;
 
-	d = debugfs_create_dir(dev_name(&sdev->ibdev.dev), shca_debugfs_root);
+	d = debugfs_create_dir(name, shca_debugfs_root);
 	sdev->debugfs = d;
 	debugfs_create_file("caps", 0400, d, sdev, &shca_caps_fops);
 	debugfs_create_file("cmd_counts", 0400, d, sdev,

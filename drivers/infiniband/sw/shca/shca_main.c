@@ -28,19 +28,32 @@ MODULE_LICENSE("Dual BSD/GPL");
 static LIST_HEAD(shca_dev_list);
 /* Protects shca_dev_list and each device's list entry. */
 static DEFINE_MUTEX(shca_dev_list_lock);
+/* Devices on shca_dev_list; module exit waits for it to drop to zero. */
+static atomic_t shca_dev_count = ATOMIC_INIT(0);
 /* Woken when a device leaves shca_dev_list. */
 static DECLARE_WAIT_QUEUE_HEAD(shca_dev_list_wq);
 
+/*
+ * The last op ib_core calls, from ib_unregister_device() or from
+ * ib_dealloc_device() when setup fails: it must cope with a device that
+ * got only part of the way up.
+ */
 static void shca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
 
 	shca_debugfs_del_dev(sdev);
 	mutex_lock(&shca_dev_list_lock);
-	list_del_init(&sdev->list);
+	if (!list_empty(&sdev->list)) {
+		list_del_init(&sdev->list);
+		atomic_dec(&shca_dev_count);
+	}
 	mutex_unlock(&shca_dev_list_lock);
-	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	if (sdev->ndev)
+		netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	sdev->ndev = NULL;
 	shca_hw_destroy(sdev->hw);
+	sdev->hw = NULL;
 	wake_up_all(&shca_dev_list_wq);
 }
 
@@ -113,6 +126,8 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	if (!sdev)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&sdev->list);
+	/* From here on, ib_dealloc_device() undoes everything we did. */
+	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
 	sdev->hw = shca_hw_create();
 	if (!sdev->hw) {
 		err = -ENOMEM;
@@ -125,16 +140,17 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 		netdev_dbg(ndev, "shca: %s already has a shca device\n",
 			   netdev_name(ndev));
 		err = -EBUSY;
-		goto err_destroy_hw;
+		goto err_dealloc_dev;
 	}
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	list_add_tail(&sdev->list, &shca_dev_list);
+	atomic_inc(&shca_dev_count);
 	mutex_unlock(&shca_dev_list_lock);
 
 	err = shca_cmd_set_port(sdev, ndev);
 	if (err)
-		goto err_unlist;
+		goto err_dealloc_dev;
 
 	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
 			    ndev->dev_addr);
@@ -142,42 +158,44 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = SHCA_HW_NUM_PORTS;
 	sdev->ibdev.num_comp_vectors = 1;
-	sdev->ibdev.local_dma_lkey = 0;
-	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
 
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (err)
-		goto err_unlist;
+		goto err_dealloc_dev;
 
+	shca_debugfs_add_dev(sdev, name);
+
+	/*
+	 * A racing "rdma link delete" may free the device as soon as it is
+	 * registered; keep its memory until we are done with it.
+	 */
+	get_device(&sdev->ibdev.dev);
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err) {
 		/* A name taken since the check above comes back as -ENFILE. */
 		if (err == -ENFILE)
 			err = -EEXIST;
-		goto err_unlist;
+		ib_dealloc_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+		return err;
 	}
-	/* From here on, ib_core owns sdev: shca_dealloc_driver() frees it. */
-	shca_debugfs_add_dev(sdev);
 
 	/*
 	 * The notifier skips a device that is not registered yet.  If the
 	 * netdev went away meanwhile, its NETDEV_UNREGISTER has come and
 	 * gone (both happen in one rtnl section), so remove the device here.
+	 * The caller holds @ndev.
 	 */
 	rtnl_lock();
-	if (ndev->reg_state != NETREG_REGISTERED)
+	if (ndev->reg_state != NETREG_REGISTERED &&
+	    ib_device_try_get(&sdev->ibdev)) {
 		ib_unregister_device_queued(&sdev->ibdev);
+		ib_device_put(&sdev->ibdev);
+	}
 	rtnl_unlock();
+	put_device(&sdev->ibdev.dev);
 	return 0;
 
-err_unlist:
-	mutex_lock(&shca_dev_list_lock);
-	list_del_init(&sdev->list);
-	mutex_unlock(&shca_dev_list_lock);
-	netdev_put(ndev, &sdev->ndev_tracker);
-	wake_up_all(&shca_dev_list_wq);
-err_destroy_hw:
-	shca_hw_destroy(sdev->hw);
 err_dealloc_dev:
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
@@ -256,16 +274,6 @@ static struct notifier_block shca_netdev_notifier = {
 	.notifier_call = shca_netdev_event,
 };
 
-static bool shca_dev_list_empty(void)
-{
-	bool empty;
-
-	mutex_lock(&shca_dev_list_lock);
-	empty = list_empty(&shca_dev_list);
-	mutex_unlock(&shca_dev_list_lock);
-	return empty;
-}
-
 /* Unregister every device; wait for those already on their way out. */
 static void shca_remove_all(void)
 {
@@ -285,7 +293,7 @@ static void shca_remove_all(void)
 			break;
 		ib_unregister_device_and_put(&victim->ibdev);
 	}
-	wait_event(shca_dev_list_wq, shca_dev_list_empty());
+	wait_event(shca_dev_list_wq, !atomic_read(&shca_dev_count));
 }
 
 static int __init shca_init(void)
