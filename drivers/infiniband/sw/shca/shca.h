@@ -22,6 +22,7 @@
  * struct shca_dev - one shca device, bound to one netdev
  * @ibdev: the ib_core device; first, as ib_alloc_device() requires
  * @hw: the modeled HCA behind it
+ * @caps: the device's capability table, read once at probe
  * @ndev: the netdev the port is bound to; a reference is held on it
  * @ndev_tracker: tracks that reference
  * @list: entry in the driver's device list, under shca_dev_list_lock
@@ -30,6 +31,7 @@
 struct shca_dev {
 	struct ib_device ibdev;
 	struct shca_hw *hw;
+	struct shca_hw_caps caps;
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	struct list_head list;
@@ -62,7 +64,9 @@ static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
 /* shca_cmd.c: the one place where device status becomes an errno */
 int shca_status_to_errno(enum shca_hw_status status);
 int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd);
-int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev);
+int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev,
+		      bool *link_up);
+int shca_cmd_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps);
 
 /* shca_verbs.c */
 int shca_add_gid(const struct ib_gid_attr *attr, void **context);

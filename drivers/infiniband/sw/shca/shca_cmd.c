@@ -79,18 +79,42 @@ EXPORT_SYMBOL_IF_KUNIT(shca_cmd_exec);
  * shca_cmd_set_port() - tell the device's port what its netdev's link is
  * @sdev: the device
  * @ndev: the netdev the port is bound to
+ * @link_up: set to whether the link is now up; may be NULL
  *
  * Return: 0 or a negative errno.
  */
-int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev)
+int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev,
+		      bool *link_up)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_SET_PORT,
 		.port = 1,
 	};
+	int err;
 
 	cmd.in.port.link_up = netif_running(ndev) && netif_carrier_ok(ndev);
 	cmd.in.port.mtu = max(ndev->mtu, 256U);
 	ether_addr_copy(cmd.in.port.mac, ndev->dev_addr);
-	return shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err && link_up)
+		*link_up = cmd.in.port.link_up;
+	return err;
+}
+
+/**
+ * shca_cmd_query_caps() - read the device's capability table
+ * @sdev: the device
+ * @caps: where to put it
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_CAPS };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*caps = cmd.out.caps;
+	return err;
 }

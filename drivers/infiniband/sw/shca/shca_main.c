@@ -148,7 +148,10 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	atomic_inc(&shca_dev_count);
 	mutex_unlock(&shca_dev_list_lock);
 
-	err = shca_cmd_set_port(sdev, ndev);
+	err = shca_cmd_query_caps(sdev, &sdev->caps);
+	if (err)
+		goto err_dealloc_dev;
+	err = shca_cmd_set_port(sdev, ndev, NULL);
 	if (err)
 		goto err_dealloc_dev;
 
@@ -227,12 +230,12 @@ static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
 			     void *ptr)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
-	struct shca_dev *sdev;
-	bool was_up;
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_QUERY_PORT,
 		.port = 1,
 	};
+	struct shca_dev *sdev;
+	bool now_up;
 
 	mutex_lock(&shca_dev_list_lock);
 	sdev = shca_find_by_ndev(ndev);
@@ -251,16 +254,11 @@ static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_CHANGE:
 	case NETDEV_CHANGEMTU:
 	case NETDEV_CHANGEADDR:
-		if (shca_cmd_exec(sdev, &cmd))
+		if (shca_cmd_exec(sdev, &cmd) ||
+		    shca_cmd_set_port(sdev, ndev, &now_up))
 			break;
-		was_up = cmd.out.port.link_up;
-		if (shca_cmd_set_port(sdev, ndev))
-			break;
-		if (shca_cmd_exec(sdev, &cmd))
-			break;
-		if (was_up != cmd.out.port.link_up)
-			shca_port_event(sdev, cmd.out.port.link_up ?
-					IB_EVENT_PORT_ACTIVE :
+		if (now_up != cmd.out.port.link_up)
+			shca_port_event(sdev, now_up ? IB_EVENT_PORT_ACTIVE :
 					IB_EVENT_PORT_ERR);
 		break;
 	default:

@@ -13,21 +13,21 @@
 
 #include "shca.h"
 
-static int shca_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps)
+/* Kernel verbs pass no udata; userspace may not pass any yet either. */
+static int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata)
 {
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_CAPS };
-	int err;
-
-	err = shca_cmd_exec(sdev, &cmd);
-	if (!err)
-		*caps = cmd.out.caps;
-	return err;
+	if (udata && (udata->inlen || udata->outlen)) {
+		shca_dbg(sdev, "unexpected udata (in %zu, out %zu)\n",
+			 udata->inlen, udata->outlen);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /**
  * shca_query_device() - report the device's attributes
  * @ibdev: the device
- * @attr: filled from the capability table
+ * @attr: filled from the capability table, as read at probe
  * @udata: must carry no input or output
  *
  * Return: 0 or a negative errno.
@@ -36,15 +36,10 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
-	struct shca_hw_caps caps;
+	const struct shca_hw_caps *c = &sdev->caps;
 	int err;
 
-	if (udata && (udata->inlen || udata->outlen)) {
-		shca_dbg(sdev, "unexpected udata (in %zu, out %zu)\n",
-			 udata->inlen, udata->outlen);
-		return -EINVAL;
-	}
-	err = shca_query_caps(sdev, &caps);
+	err = shca_check_no_udata(sdev, udata);
 	if (err)
 		return err;
 
@@ -52,30 +47,30 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->fw_ver = (u64)SHCA_HW_FW_MAJOR << 32 |
 		       (u64)SHCA_HW_FW_MINOR << 16 | SHCA_HW_FW_SUBMINOR;
 	attr->sys_image_guid = ibdev->node_guid;
-	attr->max_mr_size = caps.max_mr_size;
-	attr->page_size_cap = caps.page_size_cap;
+	attr->max_mr_size = c->max_mr_size;
+	attr->page_size_cap = c->page_size_cap;
 	attr->vendor_id = SHCA_HW_VENDOR_ID;
 	attr->vendor_part_id = SHCA_HW_VENDOR_PART_ID;
 	attr->hw_ver = SHCA_HW_HW_VERSION;
-	attr->max_qp = caps.max_qp;
-	attr->max_qp_wr = caps.max_qp_wr;
-	attr->max_send_sge = caps.max_send_sge;
-	attr->max_recv_sge = caps.max_recv_sge;
-	attr->max_sge_rd = caps.max_sge_rd;
-	attr->max_cq = caps.max_cq;
-	attr->max_cqe = caps.max_cqe;
-	attr->max_mr = caps.max_mr;
-	attr->max_pd = caps.max_pd;
-	attr->max_qp_rd_atom = caps.max_qp_rd_atom;
-	attr->max_qp_init_rd_atom = caps.max_qp_init_rd_atom;
-	attr->max_res_rd_atom = caps.max_qp_rd_atom * caps.max_qp;
-	attr->max_srq = caps.max_srq;
-	attr->max_srq_wr = caps.max_srq_wr;
-	attr->max_srq_sge = caps.max_srq_sge;
-	attr->max_ah = caps.max_ah;
-	attr->max_fast_reg_page_list_len = caps.max_fast_reg_page_list_len;
-	attr->max_pkeys = caps.max_pkeys;
-	attr->local_ca_ack_delay = caps.local_ca_ack_delay;
+	attr->max_qp = c->max_qp;
+	attr->max_qp_wr = c->max_qp_wr;
+	attr->max_send_sge = c->max_send_sge;
+	attr->max_recv_sge = c->max_recv_sge;
+	attr->max_sge_rd = c->max_sge_rd;
+	attr->max_cq = c->max_cq;
+	attr->max_cqe = c->max_cqe;
+	attr->max_mr = c->max_mr;
+	attr->max_pd = c->max_pd;
+	attr->max_qp_rd_atom = c->max_qp_rd_atom;
+	attr->max_qp_init_rd_atom = c->max_qp_init_rd_atom;
+	attr->max_res_rd_atom = c->max_qp_rd_atom * c->max_qp;
+	attr->max_srq = c->max_srq;
+	attr->max_srq_wr = c->max_srq_wr;
+	attr->max_srq_sge = c->max_srq_sge;
+	attr->max_ah = c->max_ah;
+	attr->max_fast_reg_page_list_len = c->max_fast_reg_page_list_len;
+	attr->max_pkeys = c->max_pkeys;
+	attr->local_ca_ack_delay = c->local_ca_ack_delay;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
@@ -97,30 +92,22 @@ int shca_query_port(struct ib_device *ibdev, u32 port_num,
 		.opcode = SHCA_CMD_QUERY_PORT,
 		.port = port_num,
 	};
-	struct shca_hw_caps caps;
+	const struct shca_hw_caps *c = &sdev->caps;
 	int err;
 
-	err = shca_query_caps(sdev, &caps);
-	if (err)
-		return err;
 	err = shca_cmd_exec(sdev, &cmd);
 	if (err)
 		return err;
 
-	attr->gid_tbl_len = caps.gid_tbl_len;
-	attr->pkey_tbl_len = caps.max_pkeys;
-	attr->max_msg_sz = caps.max_msg_sz;
-	attr->max_mtu = ib_mtu_int_to_enum(caps.max_mtu);
+	attr->gid_tbl_len = c->gid_tbl_len;
+	attr->pkey_tbl_len = c->max_pkeys;
+	attr->max_msg_sz = c->max_msg_sz;
+	attr->max_mtu = ib_mtu_int_to_enum(c->max_mtu);
 	attr->active_mtu = min(attr->max_mtu, iboe_get_mtu(cmd.out.port.mtu));
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP |
 			       IB_PORT_VENDOR_CLASS_SUP;
 	attr->ip_gids = true;
-	attr->lid = 0;
-	attr->sm_lid = 0;
-	attr->lmc = 0;
 	attr->max_vl_num = 1;
-	attr->qkey_viol_cntr = 0;
-	attr->bad_pkey_cntr = 0;
 	if (cmd.out.port.link_up) {
 		attr->state = IB_PORT_ACTIVE;
 		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
@@ -294,11 +281,9 @@ int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_ALLOC_PD };
 	int err;
 
-	if (udata && (udata->inlen || udata->outlen)) {
-		shca_dbg(sdev, "unexpected udata (in %zu, out %zu)\n",
-			 udata->inlen, udata->outlen);
-		return -EINVAL;
-	}
+	err = shca_check_no_udata(sdev, udata);
+	if (err)
+		return err;
 	err = shca_cmd_exec(sdev, &cmd);
 	if (err)
 		return err;
