@@ -205,14 +205,9 @@ err_dealloc_dev:
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_dev_add);
 
-static int shca_newlink(const char *name, struct net_device *ndev)
-{
-	return shca_dev_add(name, ndev);
-}
-
 static struct rdma_link_ops shca_link_ops = {
 	.type = "shca",
-	.newlink = shca_newlink,
+	.newlink = shca_dev_add,
 };
 
 static void shca_port_event(struct shca_dev *sdev, enum ib_event_type type)
