@@ -92,7 +92,6 @@ const char *shca_hw_opcode_name(enum shca_hw_opcode opcode)
 		return "UNKNOWN";
 	return shca_hw_opcode_names[opcode];
 }
-EXPORT_SYMBOL_IF_KUNIT(shca_hw_opcode_name);
 
 /**
  * shca_hw_create() - power on one modeled HCA
