@@ -4,14 +4,21 @@
  *
  * Lock order, outermost first:
  *   shca_dev_list_lock (shca_main.c)
- *   shca_hw internal locks (leaf; see hw/shca_hw.c)
+ *   shca_cq.lock (poll lock), then shca_srq.lock
+ *   shca_qp.sq_lock, shca_qp.rq_lock, shca_srq.lock (posting; never nested)
+ *   shca_hw internal locks (leaves for the driver; see hw/shca_hw_int.h)
  * ib_core's rtnl and device locks are never taken under shca_dev_list_lock.
+ * Object lookups from the interrupt handler take the xarray lock only.
  */
 #ifndef SHCA_H
 #define SHCA_H
 
+#include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/refcount.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "hw/shca_hw.h"
@@ -27,6 +34,12 @@
  * @ndev_tracker: tracks that reference
  * @list: entry in the driver's device list, under shca_dev_list_lock
  * @debugfs: the device's debugfs directory
+ * @eq: the event queue ring, or NULL before it exists
+ * @eq_log_depth: log2 of its depth
+ * @eq_ci: its consumer index; only the interrupt handler moves it
+ * @cqs: CQs by number, for completion and CQ events
+ * @qps: QPs by number, for polling and QP events
+ * @srqs: SRQs by number, for SRQ events
  */
 struct shca_dev {
 	struct ib_device ibdev;
@@ -36,6 +49,12 @@ struct shca_dev {
 	netdevice_tracker ndev_tracker;
 	struct list_head list;
 	struct dentry *debugfs;
+	struct shca_hw_eqe *eq;
+	u32 eq_log_depth;
+	u32 eq_ci;
+	struct xarray cqs;
+	struct xarray qps;
+	struct xarray srqs;
 };
 
 /**
@@ -48,6 +67,148 @@ struct shca_pd {
 	u32 pdn;
 };
 
+/**
+ * struct shca_ah - an address handle
+ * @ibah: the ib_core object; first
+ * @av: the address vector, as the device reads it from UD WQEs
+ */
+struct shca_ah {
+	struct ib_ah ibah;
+	struct shca_hw_av av;
+};
+
+/**
+ * struct shca_cq - a completion queue
+ * @ibcq: the ib_core object; first
+ * @cqn: the device's number for it
+ * @lock: the poll lock: guards @ring, @log_depth, @ci, @dbrec and @buf
+ * @ring: the CQE ring
+ * @log_depth: log2 of its depth
+ * @ci: consumer index
+ * @dbrec: the doorbell record the device reads @ci from
+ * @buf: the memory of @ring and @dbrec
+ * @ref: held by the interrupt handler while it calls into the consumer
+ * @free: completed when @ref drops to zero
+ */
+struct shca_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	spinlock_t lock;	/* poll lock: ring, ci, resize */
+	struct shca_hw_cqe *ring;
+	u32 log_depth;
+	u32 ci;
+	struct shca_hw_cq_dbrec *dbrec;
+	void *buf;
+	refcount_t ref;
+	struct completion free;
+};
+
+/**
+ * struct shca_wq - the driver's side of a send or receive queue
+ * @ring: the WQEs
+ * @log_depth: log2 of the depth
+ * @pi: producer index
+ * @ci: consumer index: WQEs whose completion was polled, or implied
+ * @wrid: the consumer's wr_id of each slot
+ */
+struct shca_wq {
+	void *ring;
+	u32 log_depth;
+	u32 pi;
+	u32 ci;
+	u64 *wrid;
+};
+
+/**
+ * struct shca_qp - a queue pair
+ * @ibqp: the ib_core object; first
+ * @qpn: the device's number for it
+ * @gen: the generation of @qpn the device gave it
+ * @state: the state as of the last modify; posting checks it
+ * @sq_lock: serialises posting sends
+ * @rq_lock: serialises posting receives
+ * @sq: the send queue
+ * @rq: the receive queue, unless the QP uses an SRQ
+ * @dbrec: the doorbell record
+ * @buf: the memory of both rings and @dbrec
+ * @max_send_sge: SGEs per send
+ * @max_recv_sge: SGEs per receive
+ * @max_inline: inline bytes per send
+ * @ref: held by the interrupt handler while it calls into the consumer
+ * @free: completed when @ref drops to zero
+ */
+struct shca_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	u32 gen;
+	enum ib_qp_state state;
+	spinlock_t sq_lock;	/* posting sends */
+	spinlock_t rq_lock;	/* posting receives */
+	struct shca_wq sq;
+	struct shca_wq rq;
+	struct shca_hw_qp_dbrec *dbrec;
+	void *buf;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+	refcount_t ref;
+	struct completion free;
+};
+
+/**
+ * struct shca_srq - a shared receive queue
+ * @ibsrq: the ib_core object; first
+ * @srqn: the device's number for it
+ * @lock: guards @pi, the free slot stack and @wrid
+ * @slots: the WQE slots
+ * @index_ring: the ring of posted slot numbers
+ * @log_depth: log2 of the depth
+ * @pi: producer index of @index_ring
+ * @dbrec: the doorbell record
+ * @buf: the memory of all three
+ * @free_slots: stack of slot numbers not posted
+ * @nr_free: entries on @free_slots
+ * @wrid: the consumer's wr_id of each slot
+ * @max_sge: SGEs per WQE
+ * @ref: held by the interrupt handler while it calls into the consumer
+ * @free: completed when @ref drops to zero
+ */
+struct shca_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	spinlock_t lock;	/* posting and slot recycling */
+	struct shca_hw_recv_wqe *slots;
+	u32 *index_ring;
+	u32 log_depth;
+	u32 pi;
+	struct shca_hw_srq_dbrec *dbrec;
+	void *buf;
+	u32 *free_slots;
+	u32 nr_free;
+	u64 *wrid;
+	u32 max_sge;
+	refcount_t ref;
+	struct completion free;
+};
+
+/**
+ * struct shca_mr - a memory region
+ * @ibmr: the ib_core object; first
+ * @type: enum shca_hw_mpt_type
+ * @pages: the page list, for fast registration and user MRs
+ * @npages: pages in @pages
+ * @max_pages: its capacity
+ * @umem: the pinned user memory, for user MRs
+ */
+struct shca_mr {
+	struct ib_mr ibmr;
+	u32 type;
+	u64 *pages;
+	u32 npages;
+	u32 max_pages;
+	struct ib_umem *umem;
+};
+
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
@@ -56,6 +217,31 @@ static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct shca_pd, ibpd);
+}
+
+static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct shca_ah, ibah);
+}
+
+static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct shca_cq, ibcq);
+}
+
+static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+static inline struct shca_srq *to_shca_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct shca_srq, ibsrq);
+}
+
+static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct shca_mr, ibmr);
 }
 
 #define shca_dbg(sdev, fmt, ...) \
@@ -68,7 +254,14 @@ int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev,
 		      bool *link_up);
 int shca_cmd_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps);
 
+int shca_cmd_query_qp(struct shca_dev *sdev, u32 qpn,
+		      struct shca_hw_qp_query *out);
+int shca_cmd_query_cq(struct shca_dev *sdev, u32 cqn,
+		      struct shca_hw_cq_query *out);
+
 /* shca_verbs.c */
+int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata);
+u32 shca_access_to_hw(int ib_access);
 int shca_add_gid(const struct ib_gid_attr *attr, void **context);
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
@@ -76,6 +269,7 @@ int shca_del_gid(const struct ib_gid_attr *attr, void **context);
 void shca_get_dev_fw_str(struct ib_device *ibdev, char *str);
 enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
 					 u32 port_num);
+struct net_device *shca_get_netdev(struct ib_device *ibdev, u32 port_num);
 int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 			    struct ib_port_immutable *immutable);
 int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -86,6 +280,73 @@ int shca_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 		    u16 *pkey);
 int shca_query_port(struct ib_device *ibdev, u32 port_num,
 		    struct ib_port_attr *attr);
+
+/* shca_eq.c */
+int shca_eq_create(struct shca_dev *sdev);
+void shca_eq_destroy(struct shca_dev *sdev);
+
+/* shca_buf.c */
+void *shca_buf_alloc(size_t ring_bytes, void **dbrec);
+void shca_buf_free(void *buf);
+
+/* shca_cq.c */
+int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs);
+int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
+int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+/* shca_qp.c */
+int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata);
+int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+
+/* shca_srq.c */
+int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+void shca_srq_free_slot(struct shca_srq *srq, u32 slot);
+
+/* shca_mr.c */
+struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		   struct ib_udata *udata);
+int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int shca_destroy_ah(struct ib_ah *ibah, u32 flags);
+struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
+int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt, int access, struct ib_udata *udata);
+void shca_av_from_ah_attr(struct shca_hw_av *av,
+			  const struct rdma_ah_attr *attr);
+
+/* shca_res.c */
+struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port_num);
+int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int shca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int shca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
 
 /* shca_main.c */
 int shca_dev_add(const char *name, struct net_device *ndev);

@@ -118,3 +118,45 @@ int shca_cmd_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps)
 		*caps = cmd.out.caps;
 	return err;
 }
+
+/**
+ * shca_cmd_query_qp() - read a QP context
+ * @sdev: the device
+ * @qpn: the QP
+ * @out: where to put it
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_query_qp(struct shca_dev *sdev, u32 qpn,
+		      struct shca_hw_qp_query *out)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_QP, .index = qpn };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*out = cmd.out.qp;
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_query_qp);
+
+/**
+ * shca_cmd_query_cq() - read a CQ context
+ * @sdev: the device
+ * @cqn: the CQ
+ * @out: where to put it
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_query_cq(struct shca_dev *sdev, u32 cqn,
+		      struct shca_hw_cq_query *out)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_CQ, .index = cqn };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*out = cmd.out.cq;
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_query_cq);

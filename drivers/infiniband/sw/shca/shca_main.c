@@ -52,6 +52,11 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	if (sdev->ndev)
 		netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	sdev->ndev = NULL;
+	if (sdev->hw)
+		shca_eq_destroy(sdev);
+	xa_destroy(&sdev->cqs);
+	xa_destroy(&sdev->qps);
+	xa_destroy(&sdev->srqs);
 	shca_hw_destroy(sdev->hw);
 	sdev->hw = NULL;
 	wake_up_all(&shca_dev_list_wq);
@@ -63,19 +68,55 @@ static const struct ib_device_ops shca_dev_ops = {
 	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
 
 	.add_gid = shca_add_gid,
+	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
+	.alloc_mr = shca_alloc_mr,
 	.alloc_pd = shca_alloc_pd,
+	.create_ah = shca_create_ah,
+	.create_cq = shca_create_cq,
+	.create_qp = shca_create_qp,
+	.create_srq = shca_create_srq,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_pd = shca_dealloc_pd,
 	.del_gid = shca_del_gid,
+	.dereg_mr = shca_dereg_mr,
+	.destroy_ah = shca_destroy_ah,
+	.destroy_cq = shca_destroy_cq,
+	.destroy_qp = shca_destroy_qp,
+	.destroy_srq = shca_destroy_srq,
+	.fill_res_cq_entry = shca_fill_res_cq_entry,
+	.fill_res_mr_entry = shca_fill_res_mr_entry,
+	.fill_res_qp_entry = shca_fill_res_qp_entry,
+	.fill_res_srq_entry = shca_fill_res_srq_entry,
 	.get_dev_fw_str = shca_get_dev_fw_str,
+	.get_dma_mr = shca_get_dma_mr,
+	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,
+	.get_netdev = shca_get_netdev,
 	.get_port_immutable = shca_get_port_immutable,
+	.map_mr_sg = shca_map_mr_sg,
+	.modify_cq = shca_modify_cq,
+	.modify_qp = shca_modify_qp,
+	.modify_srq = shca_modify_srq,
+	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
+	.post_srq_recv = shca_post_srq_recv,
+	.query_ah = shca_query_ah,
 	.query_device = shca_query_device,
 	.query_gid = shca_query_gid,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
+	.query_qp = shca_query_qp,
+	.query_srq = shca_query_srq,
+	.reg_user_mr = shca_reg_user_mr,
+	.req_notify_cq = shca_req_notify_cq,
+	.resize_cq = shca_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 };
 
 static struct shca_dev *shca_find_by_ndev(const struct net_device *ndev)
@@ -126,6 +167,9 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	if (!sdev)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&sdev->list);
+	xa_init_flags(&sdev->cqs, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->qps, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->srqs, XA_FLAGS_LOCK_IRQ);
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
 	sdev->hw = shca_hw_create();
@@ -152,6 +196,9 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	if (err)
 		goto err_dealloc_dev;
 	err = shca_cmd_set_port(sdev, ndev, NULL);
+	if (err)
+		goto err_dealloc_dev;
+	err = shca_eq_create(sdev);
 	if (err)
 		goto err_dealloc_dev;
 

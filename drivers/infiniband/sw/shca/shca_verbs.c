@@ -13,8 +13,14 @@
 
 #include "shca.h"
 
-/* Kernel verbs pass no udata; userspace may not pass any yet either. */
-static int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata)
+/**
+ * shca_check_no_udata() - refuse driver data where none is defined
+ * @sdev: the device
+ * @udata: what the caller passed; kernel callers pass NULL
+ *
+ * Return: 0, or -EINVAL when @udata carries input or wants output.
+ */
+int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata)
 {
 	if (udata && (udata->inlen || udata->outlen)) {
 		shca_dbg(sdev, "unexpected udata (in %zu, out %zu)\n",
@@ -22,6 +28,39 @@ static int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/**
+ * shca_access_to_hw() - the device's access bits for IB_ACCESS_* flags
+ * @ib_access: the flags
+ *
+ * Return: SHCA_ACCESS_* bits; flags the device does not check are dropped.
+ */
+u32 shca_access_to_hw(int ib_access)
+{
+	return (ib_access & IB_ACCESS_LOCAL_WRITE ? SHCA_ACCESS_LOCAL_WRITE : 0) |
+	       (ib_access & IB_ACCESS_REMOTE_WRITE ?
+		SHCA_ACCESS_REMOTE_WRITE : 0) |
+	       (ib_access & IB_ACCESS_REMOTE_READ ? SHCA_ACCESS_REMOTE_READ : 0) |
+	       (ib_access & IB_ACCESS_REMOTE_ATOMIC ?
+		SHCA_ACCESS_REMOTE_ATOMIC : 0);
+}
+
+/**
+ * shca_get_netdev() - the netdev a port is bound to
+ * @ibdev: the device
+ * @port_num: the port
+ *
+ * Return: the netdev with a reference the caller drops, or NULL.
+ */
+struct net_device *shca_get_netdev(struct ib_device *ibdev, u32 port_num)
+{
+	struct net_device *ndev = to_shca_dev(ibdev)->ndev;
+
+	if (port_num != 1 || !ndev)
+		return NULL;
+	dev_hold(ndev);
+	return ndev;
 }
 
 /**

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca hardware model: device instance, capability table, port, GID and
- * P_Key tables, and the command processor.
- *
- * Lock order: hw->lock is a leaf.  No model lock is held across a call
- * back into the driver.
+ * P_Key tables, counters and the command processor.  The lock order of the
+ * whole model is in shca_hw_int.h.
  */
 #include <kunit/visibility.h>
 #include <linux/atomic.h>
@@ -13,8 +11,9 @@
 #include <linux/lockdep.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/vmalloc.h>
 
-#include "shca_hw.h"
+#include "shca_hw_int.h"
 
 /* The one table of what the device can do. */
 static const struct shca_hw_caps shca_hw_default_caps = {
@@ -47,28 +46,6 @@ static const struct shca_hw_caps shca_hw_default_caps = {
 #define SHCA_HW_DEFAULT_PKEY	0xffff
 #define SHCA_HW_NO_INJECTION	(-1)
 
-/**
- * struct shca_hw - one modeled HCA
- * @caps: the capability table the device reports
- * @lock: serialises commands; protects @port, @gids and @pkeys
- * @port: the port's link, as the PHY last reported it
- * @gids: the GID table, @caps->gid_tbl_len entries
- * @pkeys: the P_Key table, @caps->max_pkeys entries
- * @pd_ida: allocator of protection domain numbers
- * @inject_opcode: opcode whose next command fails, or SHCA_HW_NO_INJECTION
- * @cmd_count: commands executed, by opcode
- */
-struct shca_hw {
-	const struct shca_hw_caps *caps;
-	spinlock_t lock;	/* serialises commands, guards the tables */
-	struct shca_hw_port_attr port;
-	struct shca_hw_gid_entry *gids;
-	u16 *pkeys;
-	struct ida pd_ida;
-	atomic_t inject_opcode;
-	atomic64_t cmd_count[SHCA_CMD_NUM_OPCODES];
-};
-
 static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_QUERY_CAPS]	= "QUERY_CAPS",
 	[SHCA_CMD_QUERY_PORT]	= "QUERY_PORT",
@@ -78,7 +55,61 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_QUERY_PKEY]	= "QUERY_PKEY",
 	[SHCA_CMD_ALLOC_PD]	= "ALLOC_PD",
 	[SHCA_CMD_DEALLOC_PD]	= "DEALLOC_PD",
+	[SHCA_CMD_CREATE_EQ]	= "CREATE_EQ",
+	[SHCA_CMD_DESTROY_EQ]	= "DESTROY_EQ",
+	[SHCA_CMD_CREATE_CQ]	= "CREATE_CQ",
+	[SHCA_CMD_RESIZE_CQ]	= "RESIZE_CQ",
+	[SHCA_CMD_MODIFY_CQ]	= "MODIFY_CQ",
+	[SHCA_CMD_QUERY_CQ]	= "QUERY_CQ",
+	[SHCA_CMD_DESTROY_CQ]	= "DESTROY_CQ",
+	[SHCA_CMD_CREATE_SRQ]	= "CREATE_SRQ",
+	[SHCA_CMD_MODIFY_SRQ]	= "MODIFY_SRQ",
+	[SHCA_CMD_QUERY_SRQ]	= "QUERY_SRQ",
+	[SHCA_CMD_DESTROY_SRQ]	= "DESTROY_SRQ",
+	[SHCA_CMD_CREATE_QP]	= "CREATE_QP",
+	[SHCA_CMD_MODIFY_QP]	= "MODIFY_QP",
+	[SHCA_CMD_QUERY_QP]	= "QUERY_QP",
+	[SHCA_CMD_DESTROY_QP]	= "DESTROY_QP",
+	[SHCA_CMD_ALLOC_MPT]	= "ALLOC_MPT",
+	[SHCA_CMD_WRITE_MPT]	= "WRITE_MPT",
+	[SHCA_CMD_FREE_MPT]	= "FREE_MPT",
+	[SHCA_CMD_QUERY_COUNTERS] = "QUERY_COUNTERS",
 };
+
+static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
+	[SHCA_CNT_DOORBELLS]		= "doorbells",
+	[SHCA_CNT_WQES]			= "send_wqes",
+	[SHCA_CNT_RECV_WQES]		= "recv_wqes",
+	[SHCA_CNT_CQES]			= "cqes_written",
+	[SHCA_CNT_EQES]			= "eqes_written",
+	[SHCA_CNT_INTERRUPTS]		= "interrupts",
+	[SHCA_CNT_TX_BYTES]		= "tx_bytes",
+	[SHCA_CNT_RX_BYTES]		= "rx_bytes",
+	[SHCA_CNT_SWEPT_CQES]		= "swept_cqes",
+	[SHCA_CNT_FLUSHED]		= "flushed_wqes",
+	[SHCA_CNT_LOC_PROT_ERR]		= "err_local_protection",
+	[SHCA_CNT_REM_ACCESS_ERR]	= "err_remote_access",
+	[SHCA_CNT_LEN_ERR]		= "err_length",
+	[SHCA_CNT_RNR_NAK]		= "rnr_naks",
+	[SHCA_CNT_RNR_EXC]		= "err_rnr_retry_exceeded",
+	[SHCA_CNT_RETRY_EXC]		= "err_retry_exceeded",
+	[SHCA_CNT_DROPPED]		= "dropped_packets",
+	[SHCA_CNT_CQ_OVERFLOW]		= "err_cq_overflow",
+	[SHCA_CNT_EQ_OVERFLOW]		= "err_eq_overflow",
+};
+
+/**
+ * shca_hw_counter_name() - printable name of a device counter
+ * @counter: the counter
+ *
+ * Return: the name, or "unknown".
+ */
+const char *shca_hw_counter_name(enum shca_hw_counter counter)
+{
+	if ((unsigned int)counter >= SHCA_CNT_NUM)
+		return "unknown";
+	return shca_hw_counter_names[counter];
+}
 
 /**
  * shca_hw_opcode_name() - printable name of a command opcode
@@ -108,20 +139,32 @@ struct shca_hw *shca_hw_create(void)
 		return NULL;
 	hw->caps = &shca_hw_default_caps;
 	spin_lock_init(&hw->lock);
+	mutex_init(&hw->cmd_mutex);
 	ida_init(&hw->pd_ida);
 	atomic_set(&hw->inject_opcode, SHCA_HW_NO_INJECTION);
 	hw->port.mtu = 1500;
+	INIT_LIST_HEAD(&hw->fabric_node);
+	xa_init_flags(&hw->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&hw->cqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&hw->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&hw->mpts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	hw->next_qpn = SHCA_HW_FIRST_QPN;
+	shca_hw_eq_init(hw);
 
 	hw->gids = kcalloc(hw->caps->gid_tbl_len, sizeof(*hw->gids),
 			   GFP_KERNEL);
 	hw->pkeys = kcalloc(hw->caps->max_pkeys, sizeof(*hw->pkeys),
 			    GFP_KERNEL);
-	if (!hw->gids || !hw->pkeys) {
+	hw->qp_gen = vzalloc(array_size(SHCA_HW_QPN_MASK + 1,
+					sizeof(*hw->qp_gen)));
+	hw->engine_wq = alloc_workqueue("shca_engine", WQ_UNBOUND, 0);
+	if (!hw->gids || !hw->pkeys || !hw->qp_gen || !hw->engine_wq) {
 		shca_hw_destroy(hw);
 		return NULL;
 	}
 	for (i = 0; i < hw->caps->max_pkeys; i++)
 		hw->pkeys[i] = SHCA_HW_DEFAULT_PKEY;
+	shca_hw_fabric_add(hw);
 	return hw;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_create);
@@ -134,7 +177,19 @@ void shca_hw_destroy(struct shca_hw *hw)
 {
 	if (!hw)
 		return;
+	shca_hw_fabric_del(hw);
+	shca_hw_qp_fini(hw);
+	shca_hw_eq_fini(hw);
+	shca_hw_mpt_fini(hw);
+	if (hw->engine_wq)
+		destroy_workqueue(hw->engine_wq);
+	xa_destroy(&hw->qps);
+	xa_destroy(&hw->cqs);
+	xa_destroy(&hw->srqs);
+	xa_destroy(&hw->mpts);
+	vfree(hw->qp_gen);
 	ida_destroy(&hw->pd_ida);
+	mutex_destroy(&hw->cmd_mutex);
 	kfree(hw->pkeys);
 	kfree(hw->gids);
 	kfree(hw);
@@ -174,7 +229,9 @@ int shca_hw_inject_cmd_failure(struct shca_hw *hw, int opcode)
 		return 0;
 	}
 	if (opcode < 0 || opcode >= SHCA_CMD_NUM_OPCODES ||
-	    opcode == SHCA_CMD_DEALLOC_PD)
+	    opcode == SHCA_CMD_DEALLOC_PD || opcode == SHCA_CMD_DESTROY_EQ ||
+	    opcode == SHCA_CMD_DESTROY_CQ || opcode == SHCA_CMD_DESTROY_SRQ ||
+	    opcode == SHCA_CMD_DESTROY_QP || opcode == SHCA_CMD_FREE_MPT)
 		return -EINVAL;
 	atomic_set(&hw->inject_opcode, opcode);
 	return 0;
@@ -274,6 +331,11 @@ static enum shca_hw_status shca_hw_dispatch(struct shca_hw *hw,
 			return SHCA_HW_BAD_INDEX;
 		ida_free(&hw->pd_ida, cmd->in.pdn);
 		return SHCA_HW_OK;
+	case SHCA_CMD_QUERY_COUNTERS:
+		for (pdn = 0; pdn < SHCA_CNT_NUM; pdn++)
+			cmd->out.counters[pdn] =
+				atomic64_read(&hw->counters[pdn]);
+		return SHCA_HW_OK;
 	default:
 		return SHCA_HW_BAD_OPCODE;
 	}
@@ -319,9 +381,46 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 			return status;
 	}
 
-	spin_lock_irqsave(&hw->lock, flags);
-	status = shca_hw_dispatch(hw, cmd);
-	spin_unlock_irqrestore(&hw->lock, flags);
-	return status;
+	switch (cmd->opcode) {
+	case SHCA_CMD_CREATE_EQ:
+	case SHCA_CMD_DESTROY_EQ:
+	case SHCA_CMD_CREATE_CQ:
+	case SHCA_CMD_MODIFY_CQ:
+	case SHCA_CMD_DESTROY_CQ:
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_cq_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
+	case SHCA_CMD_RESIZE_CQ:
+	case SHCA_CMD_QUERY_CQ:
+		return shca_hw_cq_cmd(hw, cmd);
+	case SHCA_CMD_CREATE_SRQ:
+	case SHCA_CMD_MODIFY_SRQ:
+	case SHCA_CMD_QUERY_SRQ:
+	case SHCA_CMD_DESTROY_SRQ:
+	case SHCA_CMD_CREATE_QP:
+	case SHCA_CMD_MODIFY_QP:
+	case SHCA_CMD_QUERY_QP:
+	case SHCA_CMD_DESTROY_QP:
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_qp_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
+	case SHCA_CMD_ALLOC_MPT:
+	case SHCA_CMD_WRITE_MPT:
+	case SHCA_CMD_FREE_MPT:
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_mpt_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
+	default:
+		spin_lock_irqsave(&hw->lock, flags);
+		status = shca_hw_dispatch(hw, cmd);
+		spin_unlock_irqrestore(&hw->lock, flags);
+		return status;
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_exec);

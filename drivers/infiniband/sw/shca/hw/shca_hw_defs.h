@@ -110,6 +110,25 @@ enum shca_hw_status {
  * @SHCA_CMD_QUERY_PKEY: read one P_Key table entry
  * @SHCA_CMD_ALLOC_PD: allocate a protection domain number
  * @SHCA_CMD_DEALLOC_PD: release a protection domain number
+ * @SHCA_CMD_CREATE_EQ: hand the device its event queue ring
+ * @SHCA_CMD_DESTROY_EQ: take the event queue back
+ * @SHCA_CMD_CREATE_CQ: create a completion queue context
+ * @SHCA_CMD_RESIZE_CQ: move a CQ to a new ring, keeping its live CQEs
+ * @SHCA_CMD_MODIFY_CQ: set a CQ's interrupt moderation
+ * @SHCA_CMD_QUERY_CQ: read a CQ context
+ * @SHCA_CMD_DESTROY_CQ: destroy a CQ context; refused while associated
+ * @SHCA_CMD_CREATE_SRQ: create a shared receive queue context
+ * @SHCA_CMD_MODIFY_SRQ: set an SRQ's limit
+ * @SHCA_CMD_QUERY_SRQ: read an SRQ context
+ * @SHCA_CMD_DESTROY_SRQ: destroy an SRQ context; refused while associated
+ * @SHCA_CMD_CREATE_QP: create a queue pair context
+ * @SHCA_CMD_MODIFY_QP: change a QP's state and attributes
+ * @SHCA_CMD_QUERY_QP: read a QP context
+ * @SHCA_CMD_DESTROY_QP: fence a QP and destroy its context
+ * @SHCA_CMD_ALLOC_MPT: allocate a memory protection table entry
+ * @SHCA_CMD_WRITE_MPT: make an MPT entry valid with a translation
+ * @SHCA_CMD_FREE_MPT: release an MPT entry, waiting out its users
+ * @SHCA_CMD_QUERY_COUNTERS: read the device's counters
  * @SHCA_CMD_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_opcode {
@@ -121,6 +140,25 @@ enum shca_hw_opcode {
 	SHCA_CMD_QUERY_PKEY,
 	SHCA_CMD_ALLOC_PD,
 	SHCA_CMD_DEALLOC_PD,
+	SHCA_CMD_CREATE_EQ,
+	SHCA_CMD_DESTROY_EQ,
+	SHCA_CMD_CREATE_CQ,
+	SHCA_CMD_RESIZE_CQ,
+	SHCA_CMD_MODIFY_CQ,
+	SHCA_CMD_QUERY_CQ,
+	SHCA_CMD_DESTROY_CQ,
+	SHCA_CMD_CREATE_SRQ,
+	SHCA_CMD_MODIFY_SRQ,
+	SHCA_CMD_QUERY_SRQ,
+	SHCA_CMD_DESTROY_SRQ,
+	SHCA_CMD_CREATE_QP,
+	SHCA_CMD_MODIFY_QP,
+	SHCA_CMD_QUERY_QP,
+	SHCA_CMD_DESTROY_QP,
+	SHCA_CMD_ALLOC_MPT,
+	SHCA_CMD_WRITE_MPT,
+	SHCA_CMD_FREE_MPT,
+	SHCA_CMD_QUERY_COUNTERS,
 	SHCA_CMD_NUM_OPCODES,
 };
 
@@ -158,30 +196,729 @@ struct shca_hw_gid_entry {
 	u8 gid[SHCA_HW_GID_LEN];
 };
 
+/*
+ * Rings.  Every ring has a power-of-two number of fixed-size entries and
+ * free-running 32-bit producer and consumer indices; entry i lives in
+ * slot i & (depth - 1).  The driver allocates ring memory and doorbell
+ * records and hands their addresses to the device at create time, so the
+ * same memory can later be mapped into a process.
+ */
+#define SHCA_HW_MAX_SGE			16
+#define SHCA_HW_MAX_INLINE		256
+#define SHCA_HW_MAX_LOG_DEPTH		20
+#define SHCA_HW_QPN_MASK		0xffffff
+#define SHCA_HW_GSI_QPN			1
+#define SHCA_HW_FIRST_QPN		2
+#define SHCA_HW_GRH_LEN			40
+#define SHCA_HW_QKEY_PRIVILEGED		0x80000000U
+
+/**
+ * struct shca_hw_sge - one scatter/gather element
+ * @addr: address, in the MR's address space
+ * @length: bytes
+ * @lkey: the local key of the MR that covers it
+ */
+struct shca_hw_sge {
+	u64 addr;
+	u32 length;
+	u32 lkey;
+};
+
+/**
+ * enum shca_hw_wqe_opcode - what a send WQE asks for
+ * @SHCA_WQE_SEND: send
+ * @SHCA_WQE_SEND_IMM: send with immediate data
+ * @SHCA_WQE_SEND_INV: send and invalidate a remote key
+ * @SHCA_WQE_RDMA_WRITE: RDMA write
+ * @SHCA_WQE_RDMA_WRITE_IMM: RDMA write with immediate data
+ * @SHCA_WQE_RDMA_READ: RDMA read
+ * @SHCA_WQE_ATOMIC_CS: 64-bit compare and swap
+ * @SHCA_WQE_ATOMIC_FA: 64-bit fetch and add
+ * @SHCA_WQE_LOCAL_INV: invalidate a local key
+ * @SHCA_WQE_REG_MR: fast-register a memory region
+ * @SHCA_WQE_NUM_OPCODES: number of opcodes
+ */
+enum shca_hw_wqe_opcode {
+	SHCA_WQE_SEND,
+	SHCA_WQE_SEND_IMM,
+	SHCA_WQE_SEND_INV,
+	SHCA_WQE_RDMA_WRITE,
+	SHCA_WQE_RDMA_WRITE_IMM,
+	SHCA_WQE_RDMA_READ,
+	SHCA_WQE_ATOMIC_CS,
+	SHCA_WQE_ATOMIC_FA,
+	SHCA_WQE_LOCAL_INV,
+	SHCA_WQE_REG_MR,
+	SHCA_WQE_NUM_OPCODES,
+};
+
+#define SHCA_WQE_F_SIGNALED	BIT(0)
+#define SHCA_WQE_F_SOLICITED	BIT(1)
+#define SHCA_WQE_F_FENCE	BIT(2)
+#define SHCA_WQE_F_INLINE	BIT(3)
+
+/* MR and QP access rights, as the device checks them */
+#define SHCA_ACCESS_LOCAL_WRITE		BIT(0)
+#define SHCA_ACCESS_REMOTE_WRITE	BIT(1)
+#define SHCA_ACCESS_REMOTE_READ		BIT(2)
+#define SHCA_ACCESS_REMOTE_ATOMIC	BIT(3)
+#define SHCA_ACCESS_ALL			GENMASK(3, 0)
+
+/**
+ * struct shca_hw_av - an address vector: where a packet goes
+ * @dgid: destination GID
+ * @flow_label: IPv6 flow label
+ * @sgid_index: source GID table entry
+ * @hop_limit: hop limit or TTL
+ * @traffic_class: traffic class
+ * @sl: service level
+ */
+struct shca_hw_av {
+	u8 dgid[SHCA_HW_GID_LEN];
+	u32 flow_label;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+};
+
+/**
+ * struct shca_hw_send_wqe - one send queue entry
+ * @opcode: enum shca_hw_wqe_opcode
+ * @flags: SHCA_WQE_F_*
+ * @num_sge: entries used in @sge, unless inline
+ * @rsvd: zero
+ * @imm_inv: immediate data as the consumer gave it, or the key to invalidate
+ * @inline_len: bytes in @inline_data
+ * @rsvd2: zero
+ * @rdma: RDMA and atomic operations
+ * @rdma.remote_addr: target address, in the remote MR's address space
+ * @rdma.rkey: the remote key
+ * @rdma.rsvd: zero
+ * @rdma.compare_add: compare value, or the addend
+ * @rdma.swap: swap value
+ * @ud: UD and GSI sends
+ * @ud.av: the destination
+ * @ud.remote_qpn: destination QP
+ * @ud.remote_qkey: Q_Key; one with the high bit set means the QP's own
+ * @reg: fast registration
+ * @reg.iova: first address of the region
+ * @reg.length: bytes
+ * @reg.pbl: kernel address of the page list (u64 per page)
+ * @reg.key: the key to register; its index names the MPT entry
+ * @reg.access: SHCA_ACCESS_*
+ * @reg.npages: pages in the list
+ * @reg.page_shift: log2 of the page size
+ * @sge: scatter/gather list
+ * @inline_data: the payload itself
+ */
+struct shca_hw_send_wqe {
+	u8 opcode;
+	u8 flags;
+	u8 num_sge;
+	u8 rsvd;
+	u32 imm_inv;
+	u32 inline_len;
+	u32 rsvd2;
+	union {
+		struct {
+			u64 remote_addr;
+			u32 rkey;
+			u32 rsvd;
+			u64 compare_add;
+			u64 swap;
+		} rdma;
+		struct {
+			struct shca_hw_av av;
+			u32 remote_qpn;
+			u32 remote_qkey;
+		} ud;
+		struct {
+			u64 iova;
+			u64 length;
+			u64 pbl;
+			u32 key;
+			u32 access;
+			u32 npages;
+			u32 page_shift;
+		} reg;
+	};
+	union {
+		struct shca_hw_sge sge[SHCA_HW_MAX_SGE];
+		u8 inline_data[SHCA_HW_MAX_INLINE];
+	};
+};
+
+/**
+ * struct shca_hw_recv_wqe - one receive queue or SRQ entry
+ * @num_sge: entries used in @sge
+ * @rsvd: zero
+ * @sge: scatter list
+ */
+struct shca_hw_recv_wqe {
+	u32 num_sge;
+	u32 rsvd[3];
+	struct shca_hw_sge sge[SHCA_HW_MAX_SGE];
+};
+
+/**
+ * enum shca_hw_cqe_opcode - what a CQE completes
+ * @SHCA_CQE_SEND: a send
+ * @SHCA_CQE_RDMA_WRITE: an RDMA write
+ * @SHCA_CQE_RDMA_READ: an RDMA read
+ * @SHCA_CQE_ATOMIC_CS: a compare and swap
+ * @SHCA_CQE_ATOMIC_FA: a fetch and add
+ * @SHCA_CQE_LOCAL_INV: a local invalidation
+ * @SHCA_CQE_REG_MR: a fast registration
+ * @SHCA_CQE_RECV: a received send
+ * @SHCA_CQE_RECV_RDMA_IMM: a received RDMA write with immediate
+ */
+enum shca_hw_cqe_opcode {
+	SHCA_CQE_SEND,
+	SHCA_CQE_RDMA_WRITE,
+	SHCA_CQE_RDMA_READ,
+	SHCA_CQE_ATOMIC_CS,
+	SHCA_CQE_ATOMIC_FA,
+	SHCA_CQE_LOCAL_INV,
+	SHCA_CQE_REG_MR,
+	SHCA_CQE_RECV,
+	SHCA_CQE_RECV_RDMA_IMM,
+};
+
+/**
+ * enum shca_hw_cqe_status - how a work request completed
+ * @SHCA_CQE_OK: success
+ * @SHCA_CQE_LOC_LEN_ERR: a local buffer was too small
+ * @SHCA_CQE_LOC_QP_OP_ERR: the WQE was malformed for its queue
+ * @SHCA_CQE_LOC_PROT_ERR: a local key or access check failed
+ * @SHCA_CQE_WR_FLUSH_ERR: flushed: the QP was in error
+ * @SHCA_CQE_MW_BIND_ERR: a fast registration failed
+ * @SHCA_CQE_REM_INV_REQ_ERR: the responder found the request invalid
+ * @SHCA_CQE_REM_ACCESS_ERR: a remote key or access check failed
+ * @SHCA_CQE_REM_OP_ERR: the responder could not complete the request
+ * @SHCA_CQE_RETRY_EXC_ERR: transport retries exhausted
+ * @SHCA_CQE_RNR_RETRY_EXC_ERR: receiver-not-ready retries exhausted
+ * @SHCA_CQE_NUM_STATUS: number of statuses
+ */
+enum shca_hw_cqe_status {
+	SHCA_CQE_OK,
+	SHCA_CQE_LOC_LEN_ERR,
+	SHCA_CQE_LOC_QP_OP_ERR,
+	SHCA_CQE_LOC_PROT_ERR,
+	SHCA_CQE_WR_FLUSH_ERR,
+	SHCA_CQE_MW_BIND_ERR,
+	SHCA_CQE_REM_INV_REQ_ERR,
+	SHCA_CQE_REM_ACCESS_ERR,
+	SHCA_CQE_REM_OP_ERR,
+	SHCA_CQE_RETRY_EXC_ERR,
+	SHCA_CQE_RNR_RETRY_EXC_ERR,
+	SHCA_CQE_NUM_STATUS,
+};
+
+#define SHCA_CQE_F_IMM		BIT(0)	/* @imm_inv holds immediate data */
+#define SHCA_CQE_F_INV		BIT(1)	/* @imm_inv holds the invalidated key */
+#define SHCA_CQE_F_GRH		BIT(2)	/* a 40-byte header leads the data */
+#define SHCA_CQE_F_SRQ		BIT(3)	/* @wqe_idx names an SRQ slot */
+
+/**
+ * enum shca_hw_net_type - the network header a UD receive carries
+ * @SHCA_NET_ROCE_V1: RoCE v1: an IB GRH
+ * @SHCA_NET_IPV4: RoCE v2 over IPv4: an IPv4 header in the last 20 bytes
+ * @SHCA_NET_IPV6: RoCE v2 over IPv6: an IPv6 header
+ */
+enum shca_hw_net_type {
+	SHCA_NET_ROCE_V1,
+	SHCA_NET_IPV4,
+	SHCA_NET_IPV6,
+};
+
+/**
+ * struct shca_hw_cqe - one completion queue entry, 32 bytes
+ * @qpn: the QP the completion belongs to
+ * @wqe_idx: the WQE's slot: in the SQ, the RQ, or the SRQ if SHCA_CQE_F_SRQ
+ * @opcode: enum shca_hw_cqe_opcode
+ * @status: enum shca_hw_cqe_status
+ * @byte_len: bytes transferred, for receives and reads
+ * @imm_inv: immediate data or invalidated key, as @flags say
+ * @src_qp: the sender's QP, for UD receives
+ * @flags: SHCA_CQE_F_*
+ * @net_type: enum shca_hw_net_type, with SHCA_CQE_F_GRH
+ * @sl: service level
+ * @rsvd: zero
+ * @rsvd2: zero
+ * @owner: bit 0 is the phase: the device writes 1 on its first pass over
+ *	the ring, 0 on the second, and so on; a CQE whose phase does not
+ *	match the consumer's pass is not valid yet
+ */
+struct shca_hw_cqe {
+	u32 qpn;
+	u16 wqe_idx;
+	u8 opcode;
+	u8 status;
+	u32 byte_len;
+	u32 imm_inv;
+	u32 src_qp;
+	u8 flags;
+	u8 net_type;
+	u8 sl;
+	u8 rsvd;
+	u8 rsvd2[7];
+	u8 owner;
+};
+
+/**
+ * enum shca_hw_eqe_type - what an event queue entry reports
+ * @SHCA_EQE_COMP: a completion event on CQ @obj
+ * @SHCA_EQE_QP: an affiliated event on QP @obj of generation @gen
+ * @SHCA_EQE_CQ: an affiliated event on CQ @obj
+ * @SHCA_EQE_SRQ: an affiliated event on SRQ @obj
+ */
+enum shca_hw_eqe_type {
+	SHCA_EQE_COMP,
+	SHCA_EQE_QP,
+	SHCA_EQE_CQ,
+	SHCA_EQE_SRQ,
+};
+
+/**
+ * enum shca_hw_event - affiliated asynchronous events
+ * @SHCA_EV_COMM_EST: a QP in RTR received its first packet
+ * @SHCA_EV_SQ_DRAINED: a QP in SQD has no send in flight any more
+ * @SHCA_EV_QP_FATAL: a work queue failed
+ * @SHCA_EV_QP_REQ_ERR: the QP received an invalid request
+ * @SHCA_EV_QP_ACCESS_ERR: an access violation put the QP in error
+ * @SHCA_EV_QP_LAST_WQE: an SRQ-attached QP in error consumes no more WQEs
+ * @SHCA_EV_CQ_ERR: a CQ overflowed
+ * @SHCA_EV_SRQ_LIMIT: an SRQ fell below its limit
+ */
+enum shca_hw_event {
+	SHCA_EV_COMM_EST,
+	SHCA_EV_SQ_DRAINED,
+	SHCA_EV_QP_FATAL,
+	SHCA_EV_QP_REQ_ERR,
+	SHCA_EV_QP_ACCESS_ERR,
+	SHCA_EV_QP_LAST_WQE,
+	SHCA_EV_CQ_ERR,
+	SHCA_EV_SRQ_LIMIT,
+};
+
+/**
+ * struct shca_hw_eqe - one event queue entry, 16 bytes
+ * @type: enum shca_hw_eqe_type
+ * @event: enum shca_hw_event, for affiliated events
+ * @rsvd: zero
+ * @owner: bit 0 is the phase, as in struct shca_hw_cqe
+ * @obj: the CQ, QP or SRQ number
+ * @gen: the QP's generation, for QP events
+ * @rsvd2: zero
+ */
+struct shca_hw_eqe {
+	u8 type;
+	u8 event;
+	u8 rsvd;
+	u8 owner;
+	u32 obj;
+	u32 gen;
+	u32 rsvd2;
+};
+
+/**
+ * struct shca_hw_cq_dbrec - a CQ's doorbell record, written by the driver
+ * @ci: consumer index: entries below it are free for the device
+ */
+struct shca_hw_cq_dbrec {
+	u32 ci;
+};
+
+/**
+ * struct shca_hw_qp_dbrec - a QP's doorbell record, written by the driver
+ * @sq_pi: send queue producer index
+ * @rq_pi: receive queue producer index
+ */
+struct shca_hw_qp_dbrec {
+	u32 sq_pi;
+	u32 rq_pi;
+};
+
+/**
+ * struct shca_hw_srq_dbrec - an SRQ's doorbell record
+ * @pi: producer index of the SRQ's index ring
+ */
+struct shca_hw_srq_dbrec {
+	u32 pi;
+};
+
+/**
+ * enum shca_hw_qp_type - transport service of a QP
+ * @SHCA_QPT_RC: reliable connected
+ * @SHCA_QPT_UC: unreliable connected
+ * @SHCA_QPT_UD: unreliable datagram
+ * @SHCA_QPT_GSI: the general services QP, QP1
+ */
+enum shca_hw_qp_type {
+	SHCA_QPT_RC,
+	SHCA_QPT_UC,
+	SHCA_QPT_UD,
+	SHCA_QPT_GSI,
+};
+
+/**
+ * enum shca_hw_qp_state - QP states, as IBTA defines them
+ * @SHCA_QPS_RESET: reset
+ * @SHCA_QPS_INIT: initialised
+ * @SHCA_QPS_RTR: ready to receive
+ * @SHCA_QPS_RTS: ready to send
+ * @SHCA_QPS_SQD: send queue drain
+ * @SHCA_QPS_SQE: send queue error
+ * @SHCA_QPS_ERR: error
+ * @SHCA_QPS_NUM: number of states
+ */
+enum shca_hw_qp_state {
+	SHCA_QPS_RESET,
+	SHCA_QPS_INIT,
+	SHCA_QPS_RTR,
+	SHCA_QPS_RTS,
+	SHCA_QPS_SQD,
+	SHCA_QPS_SQE,
+	SHCA_QPS_ERR,
+	SHCA_QPS_NUM,
+};
+
+/* Which fields of struct shca_hw_qp_attr a MODIFY_QP writes */
+#define SHCA_QP_ATTR_STATE		BIT(0)
+#define SHCA_QP_ATTR_ACCESS		BIT(1)
+#define SHCA_QP_ATTR_QKEY		BIT(2)
+#define SHCA_QP_ATTR_AV			BIT(3)
+#define SHCA_QP_ATTR_DEST_QPN		BIT(4)
+#define SHCA_QP_ATTR_RQ_PSN		BIT(5)
+#define SHCA_QP_ATTR_SQ_PSN		BIT(6)
+#define SHCA_QP_ATTR_MTU		BIT(7)
+#define SHCA_QP_ATTR_TIMEOUT		BIT(8)
+#define SHCA_QP_ATTR_RETRY_CNT		BIT(9)
+#define SHCA_QP_ATTR_RNR_RETRY		BIT(10)
+#define SHCA_QP_ATTR_MIN_RNR_TIMER	BIT(11)
+#define SHCA_QP_ATTR_MAX_RD_ATOMIC	BIT(12)
+#define SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	BIT(13)
+#define SHCA_QP_ATTR_PKEY_INDEX		BIT(14)
+#define SHCA_QP_ATTR_SQD_NOTIFY		BIT(15)
+
+/**
+ * struct shca_hw_qp_attr - the modifiable part of a QP context
+ * @state: enum shca_hw_qp_state
+ * @access: SHCA_ACCESS_* rights a remote peer has on this QP
+ * @qkey: Q_Key, for UD and GSI
+ * @av: the primary path, for RC and UC
+ * @dest_qpn: the connected peer's QP, for RC and UC
+ * @rq_psn: expected receive PSN
+ * @sq_psn: next send PSN
+ * @mtu: path MTU, in bytes
+ * @timeout: local ACK timeout, as 4.096us * 2^n; 0 waits forever
+ * @retry_cnt: transport retries
+ * @rnr_retry: RNR retries; 7 retries forever
+ * @min_rnr_timer: the RNR NAK timer this QP asks its peers to wait
+ * @max_rd_atomic: reads and atomics in flight, as initiator
+ * @max_dest_rd_atomic: reads and atomics in flight, as target
+ * @pkey_index: P_Key table entry
+ * @sqd_notify: raise SQ drained on entering SQD
+ */
+struct shca_hw_qp_attr {
+	u32 state;
+	u32 access;
+	u32 qkey;
+	struct shca_hw_av av;
+	u32 dest_qpn;
+	u32 rq_psn;
+	u32 sq_psn;
+	u32 mtu;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u16 pkey_index;
+	bool sqd_notify;
+};
+
+/**
+ * struct shca_hw_wq_desc - one work queue's memory, as the driver gave it
+ * @ring: the entries
+ * @log_depth: log2 of the number of entries; the queue is absent when
+ *	@ring is NULL
+ */
+struct shca_hw_wq_desc {
+	void *ring;
+	u32 log_depth;
+};
+
+/**
+ * struct shca_hw_qp_create - CREATE_QP parameters
+ * @type: enum shca_hw_qp_type
+ * @pdn: protection domain
+ * @send_cqn: CQ for send completions
+ * @recv_cqn: CQ for receive completions
+ * @srqn: SRQ the QP receives from, or 0 for its own receive queue
+ * @sq: the send queue
+ * @rq: the receive queue; ignored with an SRQ
+ * @dbrec: the doorbell record
+ * @max_send_sge: SGEs allowed per send WQE
+ * @max_recv_sge: SGEs allowed per receive WQE
+ * @max_inline: inline bytes allowed per send WQE
+ * @sig_all: every send WQE completes, signaled or not
+ */
+struct shca_hw_qp_create {
+	u32 type;
+	u32 pdn;
+	u32 send_cqn;
+	u32 recv_cqn;
+	u32 srqn;
+	struct shca_hw_wq_desc sq;
+	struct shca_hw_wq_desc rq;
+	struct shca_hw_qp_dbrec *dbrec;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+	bool sig_all;
+};
+
+/**
+ * struct shca_hw_qp_query - QUERY_QP results
+ * @attr: the modifiable attributes
+ * @type: enum shca_hw_qp_type
+ * @gen: generation of this QPN's current user
+ * @sq_pi: send queue producer index, as last doorbelled
+ * @sq_ci: send queue consumer index: WQEs the engine finished
+ * @rq_pi: receive queue producer index
+ * @rq_ci: receive queue consumer index
+ */
+struct shca_hw_qp_query {
+	struct shca_hw_qp_attr attr;
+	u32 type;
+	u32 gen;
+	u32 sq_pi;
+	u32 sq_ci;
+	u32 rq_pi;
+	u32 rq_ci;
+};
+
+/**
+ * struct shca_hw_cq_create - CREATE_CQ and RESIZE_CQ parameters
+ * @ring: the CQE ring, zeroed
+ * @log_depth: log2 of its number of CQEs
+ * @dbrec: the doorbell record
+ */
+struct shca_hw_cq_create {
+	struct shca_hw_cqe *ring;
+	u32 log_depth;
+	struct shca_hw_cq_dbrec *dbrec;
+};
+
+/**
+ * struct shca_hw_cq_query - QUERY_CQ results
+ * @log_depth: log2 of the number of CQEs
+ * @pi: producer index
+ * @ci: consumer index, as the doorbell record says
+ * @armed: 0, or SHCA_CQ_ARM_NEXT or SHCA_CQ_ARM_SOLICITED
+ * @assoc: QPs and SRQs that point at the CQ
+ * @overflowed: the CQ overflowed and is in error
+ * @moder_count: CQEs per event under moderation
+ * @moder_period: microseconds an event may wait under moderation
+ */
+struct shca_hw_cq_query {
+	u32 log_depth;
+	u32 pi;
+	u32 ci;
+	u32 armed;
+	u32 assoc;
+	bool overflowed;
+	u16 moder_count;
+	u16 moder_period;
+};
+
+#define SHCA_CQ_ARM_NEXT	1
+#define SHCA_CQ_ARM_SOLICITED	2
+
+/**
+ * struct shca_hw_srq_create - CREATE_SRQ parameters
+ * @pdn: protection domain
+ * @slots: the WQE slots
+ * @index_ring: the ring of slot numbers the driver posts
+ * @log_depth: log2 of the number of slots and ring entries
+ * @dbrec: the doorbell record
+ * @max_sge: SGEs allowed per WQE
+ * @limit: the limit; 0 leaves the limit event disarmed
+ */
+struct shca_hw_srq_create {
+	u32 pdn;
+	struct shca_hw_recv_wqe *slots;
+	u32 *index_ring;
+	u32 log_depth;
+	struct shca_hw_srq_dbrec *dbrec;
+	u32 max_sge;
+	u32 limit;
+};
+
+/**
+ * struct shca_hw_srq_query - QUERY_SRQ results
+ * @limit: the armed limit, or 0
+ * @pi: producer index
+ * @ci: consumer index
+ * @assoc: QPs attached
+ */
+struct shca_hw_srq_query {
+	u32 limit;
+	u32 pi;
+	u32 ci;
+	u32 assoc;
+};
+
+/**
+ * enum shca_hw_mpt_type - what an MPT entry translates
+ * @SHCA_MPT_DMA: kernel addresses, as they are
+ * @SHCA_MPT_PBL: a page list; written by WRITE_MPT or by a REG_MR WQE
+ */
+enum shca_hw_mpt_type {
+	SHCA_MPT_DMA,
+	SHCA_MPT_PBL,
+};
+
+/**
+ * struct shca_hw_mpt_alloc - ALLOC_MPT parameters
+ * @type: enum shca_hw_mpt_type
+ * @pdn: protection domain
+ * @max_pages: for PBL entries, the longest page list it will take
+ */
+struct shca_hw_mpt_alloc {
+	u32 type;
+	u32 pdn;
+	u32 max_pages;
+};
+
+/**
+ * struct shca_hw_mpt_write - WRITE_MPT parameters
+ * @key: the entry, and its new key
+ * @access: SHCA_ACCESS_*
+ * @iova: first address, for PBL entries
+ * @length: bytes, for PBL entries
+ * @pbl: kernel address of the page list, for PBL entries
+ * @npages: pages in the list
+ * @page_shift: log2 of the page size
+ */
+struct shca_hw_mpt_write {
+	u32 key;
+	u32 access;
+	u64 iova;
+	u64 length;
+	const u64 *pbl;
+	u32 npages;
+	u32 page_shift;
+};
+
+/**
+ * enum shca_hw_counter - what the device counts
+ * @SHCA_CNT_DOORBELLS: doorbells rung
+ * @SHCA_CNT_WQES: send WQEs executed
+ * @SHCA_CNT_RECV_WQES: receive WQEs consumed
+ * @SHCA_CNT_CQES: CQEs written
+ * @SHCA_CNT_EQES: EQEs written
+ * @SHCA_CNT_INTERRUPTS: interrupts raised
+ * @SHCA_CNT_TX_BYTES: payload bytes sent
+ * @SHCA_CNT_RX_BYTES: payload bytes received
+ * @SHCA_CNT_SWEPT_CQES: CQEs removed from rings by a QP's teardown
+ * @SHCA_CNT_FLUSHED: WQEs flushed
+ * @SHCA_CNT_LOC_PROT_ERR: local protection errors
+ * @SHCA_CNT_REM_ACCESS_ERR: remote access errors
+ * @SHCA_CNT_LEN_ERR: length errors
+ * @SHCA_CNT_RNR_NAK: receiver-not-ready NAKs
+ * @SHCA_CNT_RNR_EXC: RNR retries exhausted
+ * @SHCA_CNT_RETRY_EXC: transport retries exhausted
+ * @SHCA_CNT_DROPPED: unreliable packets dropped
+ * @SHCA_CNT_CQ_OVERFLOW: CQ overflows
+ * @SHCA_CNT_EQ_OVERFLOW: EQ overflows
+ * @SHCA_CNT_NUM: number of counters
+ */
+enum shca_hw_counter {
+	SHCA_CNT_DOORBELLS,
+	SHCA_CNT_WQES,
+	SHCA_CNT_RECV_WQES,
+	SHCA_CNT_CQES,
+	SHCA_CNT_EQES,
+	SHCA_CNT_INTERRUPTS,
+	SHCA_CNT_TX_BYTES,
+	SHCA_CNT_RX_BYTES,
+	SHCA_CNT_SWEPT_CQES,
+	SHCA_CNT_FLUSHED,
+	SHCA_CNT_LOC_PROT_ERR,
+	SHCA_CNT_REM_ACCESS_ERR,
+	SHCA_CNT_LEN_ERR,
+	SHCA_CNT_RNR_NAK,
+	SHCA_CNT_RNR_EXC,
+	SHCA_CNT_RETRY_EXC,
+	SHCA_CNT_DROPPED,
+	SHCA_CNT_CQ_OVERFLOW,
+	SHCA_CNT_EQ_OVERFLOW,
+	SHCA_CNT_NUM,
+};
+
 /**
  * struct shca_hw_cmd - one device command with its parameters and result
  * @opcode: which command
  * @port: the port it addresses, from 1, where it addresses one
- * @index: the table index it addresses, where it addresses one
+ * @index: the table index or object number it addresses, where it
+ *	addresses one
+ * @mask: for MODIFY_QP, which attributes to write (SHCA_QP_ATTR_*)
  * @in: parameters, by opcode
  * @in.port: for SET_PORT
  * @in.gid: for SET_GID; an entry with @valid clear empties the slot
  * @in.pdn: for DEALLOC_PD
+ * @in.eq: for CREATE_EQ
+ * @in.cq: for CREATE_CQ and RESIZE_CQ
+ * @in.moder: for MODIFY_CQ
+ * @in.moder.count: CQEs per event
+ * @in.moder.period: microseconds an event may wait
+ * @in.srq: for CREATE_SRQ
+ * @in.srq_limit: for MODIFY_SRQ
+ * @in.qp: for CREATE_QP
+ * @in.qp_attr: for MODIFY_QP
+ * @in.mpt_alloc: for ALLOC_MPT
+ * @in.mpt: for WRITE_MPT
  * @out: results, by opcode
  * @out.caps: for QUERY_CAPS
  * @out.port: for QUERY_PORT
  * @out.gid: for QUERY_GID
  * @out.pkey: for QUERY_PKEY
  * @out.pdn: for ALLOC_PD
+ * @out.num: the new object's number, for CREATE_CQ, CREATE_SRQ and
+ *	CREATE_QP, or the new key, for ALLOC_MPT
+ * @out.cq: for QUERY_CQ
+ * @out.srq: for QUERY_SRQ
+ * @out.qp: for QUERY_QP
+ * @out.counters: for QUERY_COUNTERS
  */
 struct shca_hw_cmd {
 	enum shca_hw_opcode opcode;
 	u32 port;
 	u32 index;
+	u32 mask;
 	union {
 		struct shca_hw_port_attr port;
 		struct shca_hw_gid_entry gid;
 		u32 pdn;
+		struct {
+			struct shca_hw_eqe *ring;
+			u32 log_depth;
+		} eq;
+		struct shca_hw_cq_create cq;
+		struct {
+			u16 count;
+			u16 period;
+		} moder;
+		struct shca_hw_srq_create srq;
+		u32 srq_limit;
+		struct shca_hw_qp_create qp;
+		struct shca_hw_qp_attr qp_attr;
+		struct shca_hw_mpt_alloc mpt_alloc;
+		struct shca_hw_mpt_write mpt;
 	} in;
 	union {
 		struct shca_hw_caps caps;
@@ -189,6 +926,11 @@ struct shca_hw_cmd {
 		struct shca_hw_gid_entry gid;
 		u16 pkey;
 		u32 pdn;
+		u32 num;
+		struct shca_hw_cq_query cq;
+		struct shca_hw_srq_query srq;
+		struct shca_hw_qp_query qp;
+		u64 counters[SHCA_CNT_NUM];
 	} out;
 };
 

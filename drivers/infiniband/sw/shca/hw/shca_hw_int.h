@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * shca hardware model: the device's insides.  Only the model's own files
+ * include this; the driver sees shca_hw.h and shca_hw_defs.h.
+ *
+ * Lock order, outermost first:
+ *   shca_hw_qp.resp_mutex   (responder side of one QP; never two at once)
+ *   shca_hw.cmd_mutex       (object commands; never held by the engine)
+ *   shca_fabric_lock        (read side; the list of devices)
+ *   shca_hw_qp.lock         (one QP context)
+ *   shca_hw_srq.lock        (one SRQ context)
+ *   shca_hw_cq.lock         (one CQ context and its ring)
+ *   shca_hw.eq_lock         (the event queue)
+ *   shca_hw.lock            (port, GID and P_Key tables)
+ *   shca_hw_mpt.lock, shca_atomic_lock (leaves)
+ * Spinlocks are all taken with interrupts off: doorbells and polling may
+ * come from any context.  No model lock is held across a call into the
+ * driver: the interrupt handler runs from the model's vector work with no
+ * lock held.
+ */
+#ifndef SHCA_HW_INT_H
+#define SHCA_HW_INT_H
+
+#include <linux/completion.h>
+#include <linux/idr.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/wait_bit.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#include "shca_hw.h"
+
+/**
+ * struct shca_hw_mpt - a memory protection table entry
+ * @ref: lookups in flight, plus one while the entry is in the table
+ * @lock: guards the translation fields below
+ * @index: the entry's index, key >> 8
+ * @type: enum shca_hw_mpt_type
+ * @pdn: protection domain
+ * @valid: the translation may be used
+ * @key: the full current key
+ * @access: SHCA_ACCESS_*
+ * @iova: first address, for PBL entries
+ * @length: bytes, for PBL entries
+ * @pbl: page list, for PBL entries
+ * @npages: pages in @pbl
+ * @page_shift: log2 of the page size
+ * @max_pages: the longest page list the entry takes
+ */
+struct shca_hw_mpt {
+	refcount_t ref;
+	spinlock_t lock;	/* guards the translation */
+	u32 index;
+	u32 type;
+	u32 pdn;
+	bool valid;
+	u32 key;
+	u32 access;
+	u64 iova;
+	u64 length;
+	const u64 *pbl;
+	u32 npages;
+	u32 page_shift;
+	u32 max_pages;
+};
+
+/**
+ * struct shca_hw_cq - a completion queue context
+ * @hw: the device
+ * @cqn: its number
+ * @ref: users in flight, plus one while it is in the table
+ * @lock: guards the ring, the indices and the arm state
+ * @ring: CQEs, as the driver gave them
+ * @log_depth: log2 of the number of CQEs
+ * @dbrec: the driver's doorbell record
+ * @pi: producer index
+ * @armed: 0, SHCA_CQ_ARM_NEXT or SHCA_CQ_ARM_SOLICITED
+ * @pending: CQEs written since arming, under moderation
+ * @moder_count: CQEs per event
+ * @moder_period: microseconds an event may wait
+ * @moder_timer: fires a moderated event after @moder_period
+ * @overflowed: the CQ overflowed; it takes no more CQEs
+ * @assoc: QPs and SRQs pointing at the CQ
+ */
+struct shca_hw_cq {
+	struct shca_hw *hw;
+	u32 cqn;
+	refcount_t ref;
+	spinlock_t lock;	/* guards ring, indices, arming */
+	struct shca_hw_cqe *ring;
+	u32 log_depth;
+	struct shca_hw_cq_dbrec *dbrec;
+	u32 pi;
+	u32 armed;
+	u32 pending;
+	u16 moder_count;
+	u16 moder_period;
+	struct timer_list moder_timer;
+	bool overflowed;
+	atomic_t assoc;
+};
+
+/**
+ * struct shca_hw_srq - a shared receive queue context
+ * @hw: the device
+ * @srqn: its number
+ * @ref: users in flight, plus one while it is in the table
+ * @lock: guards the consumer index and the limit
+ * @pdn: protection domain
+ * @slots: WQE slots
+ * @index_ring: slot numbers, as posted
+ * @log_depth: log2 of the depth
+ * @dbrec: the driver's doorbell record
+ * @ci: consumer index
+ * @limit: armed limit, or 0
+ * @max_sge: SGEs per WQE
+ * @assoc: QPs attached
+ */
+struct shca_hw_srq {
+	struct shca_hw *hw;
+	u32 srqn;
+	refcount_t ref;
+	spinlock_t lock;	/* guards ci and limit */
+	u32 pdn;
+	struct shca_hw_recv_wqe *slots;
+	u32 *index_ring;
+	u32 log_depth;
+	struct shca_hw_srq_dbrec *dbrec;
+	u32 ci;
+	u32 limit;
+	u32 max_sge;
+	atomic_t assoc;
+};
+
+/**
+ * struct shca_hw_wq - one work queue of a QP, as the device tracks it
+ * @ring: entries
+ * @log_depth: log2 of the depth
+ * @ci: consumer index
+ */
+struct shca_hw_wq {
+	void *ring;
+	u32 log_depth;
+	u32 ci;
+};
+
+/**
+ * struct shca_hw_qp - a queue pair context
+ * @hw: the device
+ * @qpn: its number
+ * @gen: generation: how many QPs have held this QPN before
+ * @type: enum shca_hw_qp_type
+ * @pdn: protection domain
+ * @ref: users in flight, plus one while it is in the table
+ * @done: completed when the last reference goes
+ * @resp_mutex: serialises the responder: one inbound message at a time
+ * @lock: guards the state, attributes and queue indices
+ * @attr: the modifiable attributes
+ * @sq: the send queue
+ * @rq: the receive queue, unless @srq
+ * @dbrec: the driver's doorbell record
+ * @scq: send CQ
+ * @rcq: receive CQ
+ * @srq: SRQ, or NULL
+ * @max_send_sge: SGEs per send WQE
+ * @max_recv_sge: SGEs per receive WQE
+ * @max_inline: inline bytes per send WQE
+ * @sig_all: every send WQE completes
+ * @fenced: the engine may not touch the QP any more
+ * @rnr_left: RNR retries left for the WQE at the head of the SQ
+ * @retry_left: transport retries left for it
+ * @sqd_notified: the SQ drained event for this SQD visit went out
+ * @last_wqe_sent: the last WQE reached event went out
+ * @engine: the QP's turn on an execution unit
+ */
+struct shca_hw_qp {
+	struct shca_hw *hw;
+	u32 qpn;
+	u32 gen;
+	u32 type;
+	u32 pdn;
+	refcount_t ref;
+	struct completion done;
+	struct mutex resp_mutex;	/* one inbound message at a time */
+	spinlock_t lock;		/* guards state, attr, indices */
+	struct shca_hw_qp_attr attr;
+	struct shca_hw_wq sq;
+	struct shca_hw_wq rq;
+	struct shca_hw_qp_dbrec *dbrec;
+	struct shca_hw_cq *scq;
+	struct shca_hw_cq *rcq;
+	struct shca_hw_srq *srq;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+	bool sig_all;
+	bool fenced;
+	u8 rnr_left;
+	u8 retry_left;
+	bool sqd_notified;
+	bool last_wqe_sent;
+	struct delayed_work engine;
+};
+
+/**
+ * struct shca_hw - one modeled HCA
+ * @caps: the capability table the device reports
+ * @lock: guards @port, @gids and @pkeys
+ * @cmd_mutex: serialises object commands
+ * @port: the port's link, as the PHY last reported it
+ * @gids: the GID table, @caps->gid_tbl_len entries
+ * @pkeys: the P_Key table, @caps->max_pkeys entries
+ * @pd_ida: allocator of protection domain numbers
+ * @inject_opcode: opcode whose next command fails, or -1
+ * @cmd_count: commands executed, by opcode
+ * @counters: device counters, by enum shca_hw_counter
+ * @fabric_node: entry in the fabric's device list
+ * @qps: the QP context table, by QPN
+ * @next_qpn: where the cyclic QPN search starts
+ * @qp_gen: generation of each QPN's last user, by QPN
+ * @nr_qps: QPs in @qps
+ * @cqs: the CQ context table
+ * @next_cqn: where the cyclic CQN search starts
+ * @srqs: the SRQ context table
+ * @mpts: the memory protection table, by index
+ * @next_mpt: where the cyclic MPT index search starts
+ * @mpt_tag: the key tag the next allocated entry starts with
+ * @engine_wq: the execution units
+ * @eq_lock: guards the event queue
+ * @eq: EQE ring, or NULL before CREATE_EQ
+ * @eq_log_depth: log2 of its depth
+ * @eq_pi: producer index
+ * @eq_ci: consumer index, as the driver last acknowledged
+ * @eq_armed: the next EQE raises the interrupt
+ * @irq_handler: the driver's handler for the vector
+ * @irq_ctx: its argument
+ * @irq_work: runs the handler: the modeled MSI-X vector
+ */
+struct shca_hw {
+	const struct shca_hw_caps *caps;
+	spinlock_t lock;	/* guards port, gids, pkeys */
+	struct mutex cmd_mutex;	/* serialises object commands */
+	struct shca_hw_port_attr port;
+	struct shca_hw_gid_entry *gids;
+	u16 *pkeys;
+	struct ida pd_ida;
+	atomic_t inject_opcode;
+	atomic64_t cmd_count[SHCA_CMD_NUM_OPCODES];
+	atomic64_t counters[SHCA_CNT_NUM];
+	struct list_head fabric_node;
+
+	struct xarray qps;
+	u32 next_qpn;
+	u32 *qp_gen;
+	u32 nr_qps;
+	struct xarray cqs;
+	u32 next_cqn;
+	struct xarray srqs;
+	struct xarray mpts;
+	u32 next_mpt;
+	u8 mpt_tag;
+	struct workqueue_struct *engine_wq;
+
+	spinlock_t eq_lock;	/* guards the event queue */
+	struct shca_hw_eqe *eq;
+	u32 eq_log_depth;
+	u32 eq_pi;
+	u32 eq_ci;
+	bool eq_armed;
+	shca_hw_irq_handler_t irq_handler;
+	void *irq_ctx;
+	struct work_struct irq_work;
+};
+
+static inline void shca_hw_count(struct shca_hw *hw, enum shca_hw_counter c)
+{
+	atomic64_inc(&hw->counters[c]);
+}
+
+static inline void shca_hw_count_add(struct shca_hw *hw,
+				     enum shca_hw_counter c, u64 n)
+{
+	atomic64_add(n, &hw->counters[c]);
+}
+
+/* shca_hw_cq.c */
+enum shca_hw_status shca_hw_cq_cmd(struct shca_hw *hw,
+				   struct shca_hw_cmd *cmd);
+struct shca_hw_cq *shca_hw_cq_get(struct shca_hw *hw, u32 cqn);
+void shca_hw_cq_put(struct shca_hw_cq *cq);
+void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
+		      bool solicited);
+void shca_hw_eq_post(struct shca_hw *hw, enum shca_hw_eqe_type type,
+		     enum shca_hw_event event, u32 obj, u32 gen);
+void shca_hw_eq_init(struct shca_hw *hw);
+void shca_hw_eq_fini(struct shca_hw *hw);
+
+/* shca_hw_qp.c */
+enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw,
+				   struct shca_hw_cmd *cmd);
+struct shca_hw_qp *shca_hw_qp_get(struct shca_hw *hw, u32 qpn);
+void shca_hw_qp_put(struct shca_hw_qp *qp);
+void shca_hw_qp_to_err(struct shca_hw_qp *qp);
+void shca_hw_qp_event(struct shca_hw_qp *qp, enum shca_hw_event event);
+void shca_hw_srq_put(struct shca_hw_srq *srq);
+bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
+		     u32 *slot);
+void shca_hw_qp_fini(struct shca_hw *hw);
+
+/* shca_hw_mem.c */
+
+/**
+ * struct shca_hw_mem_seg - one resolved piece of memory
+ * @mpt: the MPT entry, referenced; NULL for the inline buffer
+ * @addr: start, in the entry's address space (a kernel address if inline)
+ * @len: bytes
+ */
+struct shca_hw_mem_seg {
+	struct shca_hw_mpt *mpt;
+	u64 addr;
+	u32 len;
+};
+
+/**
+ * struct shca_hw_mem - a resolved scatter/gather list
+ * @n: segments in use
+ * @total: their total length
+ * @seg: the segments
+ */
+struct shca_hw_mem {
+	u32 n;
+	u64 total;
+	struct shca_hw_mem_seg seg[SHCA_HW_MAX_SGE];
+};
+
+enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
+				    struct shca_hw_cmd *cmd);
+enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
+					    const struct shca_hw_sge *sge,
+					    u32 n, u32 access,
+					    struct shca_hw_mem *mem);
+bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qp_access,
+				u32 rkey, u64 addr, u64 len, u32 access,
+				struct shca_hw_mem *mem);
+void shca_hw_mem_inline(struct shca_hw_mem *mem, void *buf, u32 len);
+void shca_hw_mem_release(struct shca_hw_mem *mem);
+void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
+		      struct shca_hw_mem *src, u64 len);
+void *shca_hw_mem_ptr(struct shca_hw_mem *mem, u64 off, u32 len);
+bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 key,
+			    bool remote);
+bool shca_hw_mpt_fast_reg(struct shca_hw *hw, u32 pdn,
+			  const struct shca_hw_send_wqe *wqe);
+void shca_hw_mpt_fini(struct shca_hw *hw);
+
+/* shca_hw_engine.c */
+void shca_hw_engine_run(struct work_struct *work);
+void shca_hw_fabric_add(struct shca_hw *hw);
+void shca_hw_fabric_del(struct shca_hw *hw);
+
+#endif /* SHCA_HW_INT_H */

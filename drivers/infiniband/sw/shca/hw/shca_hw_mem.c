@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca hardware model: the memory protection table and the device's view
+ * of memory.
+ *
+ * A key is an MPT index shifted left by 8, plus an 8-bit tag the consumer
+ * may change on each fast registration.  DMA entries translate kernel
+ * addresses one to one (the device uses virtual DMA); PBL entries
+ * translate through a page list.  Every access names a key and is checked
+ * against the entry's protection domain, rights and bounds before a byte
+ * moves.  Lookups hold a reference that FREE_MPT waits out.
+ */
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "shca_hw_int.h"
+
+#define SHCA_HW_KEY_TAG_BITS	8
+
+static u32 shca_hw_key_index(u32 key)
+{
+	return key >> SHCA_HW_KEY_TAG_BITS;
+}
+
+static struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key)
+{
+	struct shca_hw_mpt *mpt;
+	unsigned long flags;
+
+	xa_lock_irqsave(&hw->mpts, flags);
+	mpt = xa_load(&hw->mpts, shca_hw_key_index(key));
+	if (mpt && !refcount_inc_not_zero(&mpt->ref))
+		mpt = NULL;
+	xa_unlock_irqrestore(&hw->mpts, flags);
+	return mpt;
+}
+
+static void shca_hw_mpt_put(struct shca_hw_mpt *mpt)
+{
+	if (refcount_dec_and_test(&mpt->ref))
+		wake_up_var(&mpt->ref);
+}
+
+static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
+					     struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_mpt_alloc *in = &cmd->in.mpt_alloc;
+	struct shca_hw_mpt *mpt;
+	u32 index;
+	int err;
+
+	if ((in->type != SHCA_MPT_DMA && in->type != SHCA_MPT_PBL) ||
+	    !in->pdn || in->pdn > hw->caps->max_pd)
+		return SHCA_HW_BAD_PARAM;
+	mpt = kzalloc(sizeof(*mpt), GFP_KERNEL);
+	if (!mpt)
+		return SHCA_HW_NO_RESOURCES;
+	refcount_set(&mpt->ref, 1);
+	spin_lock_init(&mpt->lock);
+	mpt->type = in->type;
+	mpt->pdn = in->pdn;
+	mpt->max_pages = in->max_pages;
+	err = xa_alloc_cyclic_irq(&hw->mpts, &index, mpt,
+				  XA_LIMIT(1, hw->caps->max_mr), &hw->next_mpt,
+				  GFP_KERNEL);
+	if (err < 0) {
+		kfree(mpt);
+		return SHCA_HW_NO_RESOURCES;
+	}
+	mpt->index = index;
+	mpt->key = index << SHCA_HW_KEY_TAG_BITS | hw->mpt_tag++;
+	cmd->out.num = mpt->key;
+	return SHCA_HW_OK;
+}
+
+static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
+					     struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_mpt_write *in = &cmd->in.mpt;
+	enum shca_hw_status status = SHCA_HW_OK;
+	struct shca_hw_mpt *mpt;
+
+	if (in->access & ~SHCA_ACCESS_ALL)
+		return SHCA_HW_BAD_PARAM;
+	mpt = shca_hw_mpt_get(hw, in->key);
+	if (!mpt)
+		return SHCA_HW_BAD_INDEX;
+	spin_lock_irq(&mpt->lock);
+	if (mpt->type == SHCA_MPT_PBL &&
+	    (!in->pbl || !in->npages || in->npages > mpt->max_pages ||
+	     in->page_shift < 12 || in->page_shift > 30 ||
+	     !in->length || in->length > hw->caps->max_mr_size ||
+	     (in->iova & ((1ULL << in->page_shift) - 1)) + in->length >
+	     (u64)in->npages << in->page_shift)) {
+		status = SHCA_HW_BAD_PARAM;
+	} else {
+		mpt->key = in->key;
+		mpt->access = in->access;
+		mpt->iova = in->iova;
+		mpt->length = in->length;
+		mpt->pbl = in->pbl;
+		mpt->npages = in->npages;
+		mpt->page_shift = in->page_shift;
+		mpt->valid = true;
+	}
+	spin_unlock_irq(&mpt->lock);
+	shca_hw_mpt_put(mpt);
+	return status;
+}
+
+static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
+{
+	struct shca_hw_mpt *mpt;
+
+	mpt = xa_erase_irq(&hw->mpts, shca_hw_key_index(key));
+	if (!mpt)
+		return SHCA_HW_BAD_INDEX;
+	shca_hw_mpt_put(mpt);
+	wait_var_event(&mpt->ref, !refcount_read(&mpt->ref));
+	kfree(mpt);
+	return SHCA_HW_OK;
+}
+
+/**
+ * shca_hw_mpt_cmd() - run an MPT command
+ * @hw: the device
+ * @cmd: the command
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
+				    struct shca_hw_cmd *cmd)
+{
+	switch (cmd->opcode) {
+	case SHCA_CMD_ALLOC_MPT:
+		return shca_hw_alloc_mpt(hw, cmd);
+	case SHCA_CMD_WRITE_MPT:
+		return shca_hw_write_mpt(hw, cmd);
+	case SHCA_CMD_FREE_MPT:
+		return shca_hw_free_mpt(hw, cmd->in.mpt.key);
+	default:
+		return SHCA_HW_BAD_OPCODE;
+	}
+}
+
+/**
+ * shca_hw_mpt_fini() - free what is left of the MPT at power-off
+ * @hw: the device
+ */
+void shca_hw_mpt_fini(struct shca_hw *hw)
+{
+	struct shca_hw_mpt *mpt;
+	unsigned long index;
+
+	xa_for_each(&hw->mpts, index, mpt)
+		shca_hw_free_mpt(hw, mpt->key);
+}
+
+/* Does [addr, addr + len) lie inside the entry?  Under mpt->lock. */
+static bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr,
+			       u64 len)
+{
+	if (mpt->type == SHCA_MPT_DMA)
+		return addr + len >= addr;
+	return addr >= mpt->iova && len <= mpt->length &&
+	       addr - mpt->iova <= mpt->length - len;
+}
+
+static bool shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn,
+			      u64 addr, u64 len, u32 access)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&mpt->lock, flags);
+	ok = mpt->valid && mpt->key == key && mpt->pdn == pdn &&
+	     (mpt->access & access) == access &&
+	     shca_hw_mpt_covers(mpt, addr, len);
+	spin_unlock_irqrestore(&mpt->lock, flags);
+	return ok;
+}
+
+/**
+ * shca_hw_mem_resolve() - check a local scatter/gather list and hold its MRs
+ * @hw: the device
+ * @pdn: the QP's protection domain
+ * @sge: the list
+ * @n: its length
+ * @access: rights needed beyond local read: SHCA_ACCESS_LOCAL_WRITE or 0
+ * @mem: filled in; release it with shca_hw_mem_release()
+ *
+ * Return: SHCA_CQE_OK, or SHCA_CQE_LOC_PROT_ERR with nothing held.
+ */
+enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
+					    const struct shca_hw_sge *sge,
+					    u32 n, u32 access,
+					    struct shca_hw_mem *mem)
+{
+	struct shca_hw_mpt *mpt;
+	u32 i;
+
+	mem->n = 0;
+	mem->total = 0;
+	for (i = 0; i < n; i++) {
+		if (!sge[i].length)
+			continue;
+		mpt = shca_hw_mpt_get(hw, sge[i].lkey);
+		if (!mpt)
+			goto err;
+		if (!shca_hw_mpt_check(mpt, sge[i].lkey, pdn, sge[i].addr,
+				       sge[i].length, access)) {
+			shca_hw_mpt_put(mpt);
+			goto err;
+		}
+		mem->seg[mem->n].mpt = mpt;
+		mem->seg[mem->n].addr = sge[i].addr;
+		mem->seg[mem->n].len = sge[i].length;
+		mem->n++;
+		mem->total += sge[i].length;
+	}
+	return SHCA_CQE_OK;
+err:
+	shca_hw_mem_release(mem);
+	shca_hw_count(hw, SHCA_CNT_LOC_PROT_ERR);
+	return SHCA_CQE_LOC_PROT_ERR;
+}
+
+/**
+ * shca_hw_mem_resolve_remote() - check a remote access and hold its MR
+ * @hw: the device that owns the memory
+ * @pdn: the responder QP's protection domain
+ * @qp_access: the rights the responder QP grants
+ * @rkey: the remote key
+ * @addr: the start address
+ * @len: bytes
+ * @access: the SHCA_ACCESS_REMOTE_* right needed
+ * @mem: filled in; release it with shca_hw_mem_release()
+ *
+ * Return: true when the access is allowed.
+ */
+bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qp_access,
+				u32 rkey, u64 addr, u64 len, u32 access,
+				struct shca_hw_mem *mem)
+{
+	struct shca_hw_mpt *mpt;
+
+	mem->n = 0;
+	mem->total = 0;
+	if ((qp_access & access) != access)
+		goto err;
+	if (!len)
+		return true;
+	mpt = shca_hw_mpt_get(hw, rkey);
+	if (!mpt)
+		goto err;
+	if (!shca_hw_mpt_check(mpt, rkey, pdn, addr, len, access)) {
+		shca_hw_mpt_put(mpt);
+		goto err;
+	}
+	mem->seg[0].mpt = mpt;
+	mem->seg[0].addr = addr;
+	mem->seg[0].len = len;
+	mem->n = 1;
+	mem->total = len;
+	return true;
+err:
+	shca_hw_count(hw, SHCA_CNT_REM_ACCESS_ERR);
+	return false;
+}
+
+/**
+ * shca_hw_mem_inline() - describe an inline payload as memory
+ * @mem: filled in
+ * @buf: the payload
+ * @len: its length
+ */
+void shca_hw_mem_inline(struct shca_hw_mem *mem, void *buf, u32 len)
+{
+	mem->n = len ? 1 : 0;
+	mem->total = len;
+	mem->seg[0].mpt = NULL;
+	mem->seg[0].addr = (uintptr_t)buf;
+	mem->seg[0].len = len;
+}
+
+/**
+ * shca_hw_mem_release() - drop the MRs a resolved list holds
+ * @mem: the list
+ */
+void shca_hw_mem_release(struct shca_hw_mem *mem)
+{
+	u32 i;
+
+	for (i = 0; i < mem->n; i++)
+		if (mem->seg[i].mpt)
+			shca_hw_mpt_put(mem->seg[i].mpt);
+	mem->n = 0;
+	mem->total = 0;
+}
+
+/*
+ * Translate @len bytes at @addr of a held entry: returns the kernel
+ * address and shortens *@len to what is contiguous there.
+ */
+static u8 *shca_hw_mpt_translate(struct shca_hw_mpt *mpt, u64 addr, u64 *len)
+{
+	u64 off, page_size, in_page;
+	const u64 *pbl;
+	unsigned long flags;
+	u32 shift;
+	u64 iova;
+
+	if (!mpt)
+		return (u8 *)(uintptr_t)addr;
+	spin_lock_irqsave(&mpt->lock, flags);
+	if (mpt->type == SHCA_MPT_DMA) {
+		spin_unlock_irqrestore(&mpt->lock, flags);
+		return (u8 *)(uintptr_t)addr;
+	}
+	pbl = mpt->pbl;
+	shift = mpt->page_shift;
+	iova = mpt->iova;
+	spin_unlock_irqrestore(&mpt->lock, flags);
+
+	page_size = 1ULL << shift;
+	off = (iova & (page_size - 1)) + (addr - iova);
+	in_page = off & (page_size - 1);
+	*len = min(*len, page_size - in_page);
+	return (u8 *)(uintptr_t)(pbl[off >> shift] + in_page);
+}
+
+/* Walks a resolved list: which segment, and how far into it. */
+struct shca_hw_mem_cursor {
+	struct shca_hw_mem *mem;
+	u32 seg;
+	u64 off;
+};
+
+static void shca_hw_cursor_seek(struct shca_hw_mem_cursor *c, u64 off)
+{
+	c->seg = 0;
+	c->off = off;
+	while (c->seg < c->mem->n && c->off >= c->mem->seg[c->seg].len) {
+		c->off -= c->mem->seg[c->seg].len;
+		c->seg++;
+	}
+}
+
+/* The next contiguous piece, at most @max bytes. */
+static u8 *shca_hw_cursor_next(struct shca_hw_mem_cursor *c, u64 *max)
+{
+	struct shca_hw_mem_seg *s = &c->mem->seg[c->seg];
+	u64 len = min_t(u64, *max, s->len - c->off);
+	u8 *p = shca_hw_mpt_translate(s->mpt, s->addr + c->off, &len);
+
+	*max = len;
+	return p;
+}
+
+static void shca_hw_cursor_advance(struct shca_hw_mem_cursor *c, u64 len)
+{
+	c->off += len;
+	if (c->off == c->mem->seg[c->seg].len) {
+		c->seg++;
+		c->off = 0;
+	}
+}
+
+/**
+ * shca_hw_mem_copy() - move bytes between two resolved lists
+ * @dst: the destination
+ * @dst_off: where in @dst to start
+ * @src: the source, from its start
+ * @len: bytes; both lists must be long enough
+ */
+void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
+		      struct shca_hw_mem *src, u64 len)
+{
+	struct shca_hw_mem_cursor d = { .mem = dst };
+	struct shca_hw_mem_cursor s = { .mem = src };
+	u64 n, m;
+	u8 *dp, *sp;
+
+	shca_hw_cursor_seek(&d, dst_off);
+	shca_hw_cursor_seek(&s, 0);
+	while (len) {
+		n = len;
+		dp = shca_hw_cursor_next(&d, &n);
+		m = n;
+		sp = shca_hw_cursor_next(&s, &m);
+		memmove(dp, sp, m);
+		shca_hw_cursor_advance(&d, m);
+		shca_hw_cursor_advance(&s, m);
+		len -= m;
+	}
+}
+
+/**
+ * shca_hw_mem_ptr() - a kernel pointer to a small piece of a resolved list
+ * @mem: the list
+ * @off: where in it
+ * @len: bytes that must be contiguous
+ *
+ * Return: the pointer, or NULL when the bytes are not contiguous.
+ */
+void *shca_hw_mem_ptr(struct shca_hw_mem *mem, u64 off, u32 len)
+{
+	struct shca_hw_mem_cursor c = { .mem = mem };
+	u64 n = len;
+	u8 *p;
+
+	shca_hw_cursor_seek(&c, off);
+	if (c.seg >= mem->n)
+		return NULL;
+	p = shca_hw_cursor_next(&c, &n);
+	return n == len ? p : NULL;
+}
+
+/**
+ * shca_hw_mpt_invalidate() - invalidate a key, locally or on a peer's behalf
+ * @hw: the device that owns the key
+ * @pdn: the protection domain of the QP asking
+ * @key: the key
+ * @remote: a peer asks (send with invalidate): only PBL entries qualify
+ *
+ * Return: true when the key was valid and is now invalid.
+ */
+bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 key, bool remote)
+{
+	struct shca_hw_mpt *mpt = shca_hw_mpt_get(hw, key);
+	unsigned long flags;
+	bool ok;
+
+	if (!mpt)
+		return false;
+	spin_lock_irqsave(&mpt->lock, flags);
+	ok = mpt->type == SHCA_MPT_PBL && mpt->valid && mpt->key == key &&
+	     mpt->pdn == pdn;
+	if (ok)
+		mpt->valid = false;
+	spin_unlock_irqrestore(&mpt->lock, flags);
+	shca_hw_mpt_put(mpt);
+	return ok;
+}
+
+/**
+ * shca_hw_mpt_fast_reg() - execute a REG_MR WQE
+ * @hw: the device
+ * @pdn: the QP's protection domain
+ * @wqe: the WQE
+ *
+ * Return: true when the entry is now valid with the WQE's translation.
+ */
+bool shca_hw_mpt_fast_reg(struct shca_hw *hw, u32 pdn,
+			  const struct shca_hw_send_wqe *wqe)
+{
+	struct shca_hw_mpt *mpt = shca_hw_mpt_get(hw, wqe->reg.key);
+	u32 shift = wqe->reg.page_shift;
+	unsigned long flags;
+	bool ok;
+
+	if (!mpt)
+		return false;
+	spin_lock_irqsave(&mpt->lock, flags);
+	ok = mpt->type == SHCA_MPT_PBL && !mpt->valid && mpt->pdn == pdn &&
+	     !(wqe->reg.access & ~SHCA_ACCESS_ALL) && wqe->reg.pbl &&
+	     wqe->reg.npages && wqe->reg.npages <= mpt->max_pages &&
+	     shift >= 12 && shift <= 30 &&
+	     wqe->reg.length <= hw->caps->max_mr_size &&
+	     (wqe->reg.iova & ((1ULL << shift) - 1)) + wqe->reg.length <=
+	     (u64)wqe->reg.npages << shift;
+	if (ok) {
+		mpt->key = wqe->reg.key;
+		mpt->access = wqe->reg.access;
+		mpt->iova = wqe->reg.iova;
+		mpt->length = wqe->reg.length;
+		mpt->pbl = (const u64 *)(uintptr_t)wqe->reg.pbl;
+		mpt->npages = wqe->reg.npages;
+		mpt->page_shift = shift;
+		mpt->valid = true;
+	}
+	spin_unlock_irqrestore(&mpt->lock, flags);
+	shca_hw_mpt_put(mpt);
+	return ok;
+}

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: completion queue verbs.
+ *
+ * The device writes CQEs into a ring in host memory with an owner bit;
+ * polling reads them without a device command and publishes the consumer
+ * index in the CQ's doorbell record.  Arming is a doorbell.
+ */
+#include <linux/log2.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "shca.h"
+
+static const enum ib_wc_opcode shca_wc_opcode[] = {
+	[SHCA_CQE_SEND]		= IB_WC_SEND,
+	[SHCA_CQE_RDMA_WRITE]	= IB_WC_RDMA_WRITE,
+	[SHCA_CQE_RDMA_READ]	= IB_WC_RDMA_READ,
+	[SHCA_CQE_ATOMIC_CS]	= IB_WC_COMP_SWAP,
+	[SHCA_CQE_ATOMIC_FA]	= IB_WC_FETCH_ADD,
+	[SHCA_CQE_LOCAL_INV]	= IB_WC_LOCAL_INV,
+	[SHCA_CQE_REG_MR]	= IB_WC_REG_MR,
+	[SHCA_CQE_RECV]		= IB_WC_RECV,
+	[SHCA_CQE_RECV_RDMA_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
+};
+
+static const enum ib_wc_status shca_wc_status[SHCA_CQE_NUM_STATUS] = {
+	[SHCA_CQE_OK]			= IB_WC_SUCCESS,
+	[SHCA_CQE_LOC_LEN_ERR]		= IB_WC_LOC_LEN_ERR,
+	[SHCA_CQE_LOC_QP_OP_ERR]	= IB_WC_LOC_QP_OP_ERR,
+	[SHCA_CQE_LOC_PROT_ERR]		= IB_WC_LOC_PROT_ERR,
+	[SHCA_CQE_WR_FLUSH_ERR]		= IB_WC_WR_FLUSH_ERR,
+	[SHCA_CQE_MW_BIND_ERR]		= IB_WC_MW_BIND_ERR,
+	[SHCA_CQE_REM_INV_REQ_ERR]	= IB_WC_REM_INV_REQ_ERR,
+	[SHCA_CQE_REM_ACCESS_ERR]	= IB_WC_REM_ACCESS_ERR,
+	[SHCA_CQE_REM_OP_ERR]		= IB_WC_REM_OP_ERR,
+	[SHCA_CQE_RETRY_EXC_ERR]	= IB_WC_RETRY_EXC_ERR,
+	[SHCA_CQE_RNR_RETRY_EXC_ERR]	= IB_WC_RNR_RETRY_EXC_ERR,
+};
+
+static const enum rdma_network_type shca_net_type[] = {
+	[SHCA_NET_ROCE_V1]	= RDMA_NETWORK_IB,
+	[SHCA_NET_IPV4]		= RDMA_NETWORK_IPV4,
+	[SHCA_NET_IPV6]		= RDMA_NETWORK_IPV6,
+};
+
+static u32 shca_cq_log_depth(int cqe)
+{
+	return order_base_2(max(cqe + 1, 2));
+}
+
+/* A CQ ring of 2^log_depth CQEs with its doorbell record. */
+static void *shca_cq_buf(u32 log_depth, struct shca_hw_cqe **ring,
+			 struct shca_hw_cq_dbrec **dbrec)
+{
+	void *db, *buf;
+
+	buf = shca_buf_alloc(sizeof(**ring) << log_depth, &db);
+	*ring = buf;
+	*dbrec = db;
+	return buf;
+}
+
+/**
+ * shca_create_cq() - create a completion queue
+ * @ibcq: the object ib_core allocated
+ * @attr: depth and flags
+ * @attrs: userspace attributes; none are taken yet
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_CQ };
+	int err;
+
+	if (attrs) {
+		err = shca_check_no_udata(sdev, &attrs->driver_udata);
+		if (err)
+			return err;
+	}
+	if (attr->flags) {
+		shca_dbg(sdev, "unsupported CQ flags %#x\n", attr->flags);
+		return -EOPNOTSUPP;
+	}
+	if (attr->cqe < 1 || attr->cqe > sdev->caps.max_cqe) {
+		shca_dbg(sdev, "bad CQ depth %d\n", attr->cqe);
+		return -EINVAL;
+	}
+	if (attr->comp_vector >= sdev->ibdev.num_comp_vectors) {
+		shca_dbg(sdev, "bad completion vector %u\n", attr->comp_vector);
+		return -EINVAL;
+	}
+	spin_lock_init(&cq->lock);
+	refcount_set(&cq->ref, 1);
+	init_completion(&cq->free);
+	cq->log_depth = shca_cq_log_depth(attr->cqe);
+	cq->buf = shca_cq_buf(cq->log_depth, &cq->ring, &cq->dbrec);
+	if (!cq->buf)
+		return -ENOMEM;
+
+	cmd.in.cq.ring = cq->ring;
+	cmd.in.cq.log_depth = cq->log_depth;
+	cmd.in.cq.dbrec = cq->dbrec;
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err)
+		goto err_buf;
+	cq->cqn = cmd.out.num;
+	err = xa_insert_irq(&sdev->cqs, cq->cqn, cq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+	ibcq->cqe = (1 << cq->log_depth) - 1;
+	return 0;
+
+err_destroy:
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_CQ,
+				    .index = cq->cqn };
+	shca_cmd_exec(sdev, &cmd);
+err_buf:
+	shca_buf_free(cq->buf);
+	return err;
+}
+
+/**
+ * shca_destroy_cq() - destroy a completion queue
+ * @ibcq: the CQ
+ * @udata: unused
+ *
+ * The device refuses while a QP or SRQ still points at the CQ.
+ *
+ * Return: 0, or -EBUSY while the CQ is associated.
+ */
+int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_DESTROY_CQ,
+		.index = cq->cqn,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err)
+		return err;
+	/* No new event names the CQ; wait out a handler using it. */
+	xa_erase_irq(&sdev->cqs, cq->cqn);
+	if (refcount_dec_and_test(&cq->ref))
+		complete(&cq->free);
+	wait_for_completion(&cq->free);
+	shca_buf_free(cq->buf);
+	return 0;
+}
+
+/**
+ * shca_resize_cq() - change the depth of a completion queue
+ * @ibcq: the CQ
+ * @cqe: the CQEs it must hold
+ * @udata: must carry nothing
+ *
+ * Unpolled CQEs move to the new ring, in order.
+ *
+ * Return: 0, or -EINVAL if they would not fit.
+ */
+int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_RESIZE_CQ,
+		.index = cq->cqn,
+	};
+	struct shca_hw_cq_dbrec *dbrec;
+	struct shca_hw_cqe *ring;
+	unsigned long flags;
+	void *buf, *old;
+	u32 log_depth;
+	int err;
+
+	err = shca_check_no_udata(sdev, udata);
+	if (err)
+		return err;
+	if (cqe < 1 || cqe > sdev->caps.max_cqe) {
+		shca_dbg(sdev, "bad CQ depth %d\n", cqe);
+		return -EINVAL;
+	}
+	log_depth = shca_cq_log_depth(cqe);
+	buf = shca_cq_buf(log_depth, &ring, &dbrec);
+	if (!buf)
+		return -ENOMEM;
+	cmd.in.cq.ring = ring;
+	cmd.in.cq.log_depth = log_depth;
+	cmd.in.cq.dbrec = dbrec;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		shca_dbg(sdev, "CQ %u: cannot resize to %d\n", cq->cqn, cqe);
+		shca_buf_free(buf);
+		return err;
+	}
+	old = cq->buf;
+	cq->buf = buf;
+	cq->ring = ring;
+	cq->dbrec = dbrec;
+	cq->log_depth = log_depth;
+	cq->ci = 0;
+	ibcq->cqe = (1 << log_depth) - 1;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	shca_buf_free(old);
+	return 0;
+}
+
+/**
+ * shca_modify_cq() - set a CQ's interrupt moderation
+ * @ibcq: the CQ
+ * @cq_count: CQEs per completion event
+ * @cq_period: microseconds an event may wait for more CQEs
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_MODIFY_CQ,
+		.index = to_shca_cq(ibcq)->cqn,
+		.in.moder.count = cq_count,
+		.in.moder.period = cq_period,
+	};
+
+	return shca_cmd_exec(to_shca_dev(ibcq->device), &cmd);
+}
+
+static struct shca_hw_cqe *shca_cq_next(struct shca_cq *cq)
+{
+	struct shca_hw_cqe *cqe;
+
+	lockdep_assert_held(&cq->lock);
+	cqe = &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
+	if (READ_ONCE(cqe->owner) == ((cq->ci >> cq->log_depth) & 1))
+		return NULL;
+	dma_rmb();
+	return cqe;
+}
+
+/* The WQ a CQE's WQE index counts in moves past it: everything up to it. */
+static u64 shca_wq_complete(struct shca_wq *wq, u32 idx)
+{
+	u32 mask = (1U << wq->log_depth) - 1;
+
+	WRITE_ONCE(wq->ci, wq->ci + ((idx - wq->ci) & mask) + 1);
+	return wq->wrid[idx & mask];
+}
+
+static void shca_cqe_to_wc(struct shca_dev *sdev, struct shca_qp *qp,
+			   const struct shca_hw_cqe *cqe, struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->qp = &qp->ibqp;
+	wc->status = cqe->status < SHCA_CQE_NUM_STATUS ?
+		     shca_wc_status[cqe->status] : IB_WC_GENERAL_ERR;
+	wc->opcode = cqe->opcode < ARRAY_SIZE(shca_wc_opcode) ?
+		     shca_wc_opcode[cqe->opcode] : IB_WC_SEND;
+	wc->vendor_err = wc->status == IB_WC_SUCCESS ? 0 : cqe->status;
+	wc->byte_len = cqe->byte_len;
+	wc->port_num = 1;
+	wc->src_qp = cqe->src_qp;
+	wc->sl = cqe->sl;
+	if (cqe->flags & SHCA_CQE_F_IMM) {
+		wc->ex.imm_data = (__force __be32)cqe->imm_inv;
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (cqe->flags & SHCA_CQE_F_INV) {
+		wc->ex.invalidate_rkey = cqe->imm_inv;
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	}
+	if ((cqe->flags & SHCA_CQE_F_GRH) &&
+	    cqe->net_type < ARRAY_SIZE(shca_net_type)) {
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc->network_hdr_type = shca_net_type[cqe->net_type];
+	}
+	if (cqe->opcode == SHCA_CQE_RECV || cqe->opcode == SHCA_CQE_RECV_RDMA_IMM) {
+		if (cqe->flags & SHCA_CQE_F_SRQ) {
+			struct shca_srq *srq = to_shca_srq(qp->ibqp.srq);
+
+			wc->wr_id = srq->wrid[cqe->wqe_idx &
+					      ((1U << srq->log_depth) - 1)];
+			shca_srq_free_slot(srq, cqe->wqe_idx);
+		} else {
+			wc->wr_id = shca_wq_complete(&qp->rq, cqe->wqe_idx);
+		}
+	} else {
+		wc->wr_id = shca_wq_complete(&qp->sq, cqe->wqe_idx);
+	}
+}
+
+/**
+ * shca_poll_cq() - take completions off a CQ
+ * @ibcq: the CQ
+ * @num_entries: room in @wc
+ * @wc: where to put them
+ *
+ * Return: the number of completions taken.
+ */
+int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_hw_cqe *cqe;
+	unsigned long flags;
+	struct shca_qp *qp;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num_entries) {
+		cqe = shca_cq_next(cq);
+		if (!cqe)
+			break;
+		qp = xa_load(&sdev->qps, cqe->qpn);
+		cq->ci++;
+		if (!qp) {
+			ibdev_err_ratelimited(&sdev->ibdev,
+					      "CQ %u: CQE for unknown QP %u\n",
+					      cq->cqn, cqe->qpn);
+			continue;
+		}
+		shca_cqe_to_wc(sdev, qp, cqe, &wc[n++]);
+	}
+	smp_store_release(&cq->dbrec->ci, cq->ci);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/**
+ * shca_req_notify_cq() - arm a CQ for a completion event
+ * @ibcq: the CQ
+ * @flags: IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, maybe with
+ *	IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * Return: 0, or 1 when missed events were asked about and CQEs are waiting.
+ */
+int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	shca_hw_arm_cq(sdev->hw, cq->cqn,
+		       (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		       SHCA_CQ_ARM_SOLICITED : SHCA_CQ_ARM_NEXT);
+	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
+		spin_lock_irqsave(&cq->lock, irqflags);
+		ret = shca_cq_next(cq) ? 1 : 0;
+		spin_unlock_irqrestore(&cq->lock, irqflags);
+	}
+	return ret;
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: memory regions and address handles.
+ *
+ * Every MR is an entry of the device's memory protection table.  DMA MRs
+ * translate kernel addresses as they are (shca uses virtual DMA: a "DMA
+ * address" is a kernel virtual address).  Fast-registration MRs get their
+ * page list from map_mr_sg() and become valid when a REG_MR work request
+ * executes.  User MRs pin the pages with ib_umem and hand the device their
+ * page list at once.  An address handle is host memory only: UD WQEs carry
+ * a copy of its address vector.
+ */
+#include <rdma/ib_umem.h>
+#include <rdma/iter.h>
+
+#include "shca.h"
+
+static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
+				     u32 type, u32 max_pages)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_ALLOC_MPT,
+		.in.mpt_alloc.type = type,
+		.in.mpt_alloc.pdn = to_shca_pd(ibpd)->pdn,
+		.in.mpt_alloc.max_pages = max_pages,
+	};
+	struct shca_mr *mr;
+	int err;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->type = type;
+	mr->max_pages = max_pages;
+	if (max_pages) {
+		mr->pages = kvcalloc(max_pages, sizeof(u64), GFP_KERNEL);
+		if (!mr->pages) {
+			kfree(mr);
+			return ERR_PTR(-ENOMEM);
+		}
+	}
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err) {
+		kvfree(mr->pages);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->ibmr.lkey = cmd.out.num;
+	mr->ibmr.rkey = cmd.out.num;
+	return mr;
+}
+
+static void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_FREE_MPT,
+		.in.mpt.key = mr->ibmr.lkey,
+	};
+
+	shca_cmd_exec(sdev, &cmd);
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr);
+}
+
+static int shca_mr_write(struct shca_dev *sdev, struct shca_mr *mr,
+			 u32 access, u64 iova, u64 length, u32 page_shift)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_WRITE_MPT,
+		.in.mpt.key = mr->ibmr.lkey,
+		.in.mpt.access = access,
+		.in.mpt.iova = iova,
+		.in.mpt.length = length,
+		.in.mpt.pbl = mr->pages,
+		.in.mpt.npages = mr->npages,
+		.in.mpt.page_shift = page_shift,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_get_dma_mr() - an MR covering all kernel memory
+ * @ibpd: its protection domain
+ * @access: IB_ACCESS_* rights
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct shca_mr *mr;
+	int err;
+
+	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_DMA, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	err = shca_mr_write(sdev, mr, shca_access_to_hw(access), 0, 0, 0);
+	if (err) {
+		shca_mr_free(sdev, mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/**
+ * shca_alloc_mr() - an MR for fast registration
+ * @ibpd: its protection domain
+ * @type: IB_MR_TYPE_MEM_REG only
+ * @max_num_sg: the most pages it will map
+ *
+ * Return: the MR, invalid until a REG_MR work request registers it, or an
+ * ERR_PTR().
+ */
+struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct shca_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG) {
+		shca_dbg(sdev, "MR type %d not supported\n", type);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (!max_num_sg || max_num_sg > sdev->caps.max_fast_reg_page_list_len) {
+		shca_dbg(sdev, "bad fast registration length %u\n",
+			 max_num_sg);
+		return ERR_PTR(-EINVAL);
+	}
+	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_PBL, max_num_sg);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	return &mr->ibmr;
+}
+
+static int shca_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = addr;
+	return 0;
+}
+
+/**
+ * shca_map_mr_sg() - fill a fast-registration MR's page list
+ * @ibmr: the MR
+ * @sg: the scatterlist, DMA-mapped
+ * @sg_nents: its entries
+ * @sg_offset: offset into the first entry
+ *
+ * Return: the number of entries mapped.
+ */
+int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	to_shca_mr(ibmr)->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, shca_set_page);
+}
+
+/**
+ * shca_reg_user_mr() - register user memory
+ * @ibpd: the protection domain
+ * @start: the start of the memory in the process
+ * @length: bytes
+ * @virt: the address the MR's users will name it by
+ * @access: IB_ACCESS_* rights
+ * @udata: must carry nothing
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt, int access, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct ib_block_iter biter;
+	struct ib_umem *umem;
+	struct shca_mr *mr;
+	size_t npages;
+	int err;
+
+	err = shca_check_no_udata(sdev, udata);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > sdev->caps.max_mr_size) {
+		shca_dbg(sdev, "bad MR length %llu\n", length);
+		return ERR_PTR(-EINVAL);
+	}
+	umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	npages = ib_umem_num_dma_blocks(umem, PAGE_SIZE);
+	if (npages > U32_MAX) {
+		ib_umem_release(umem);
+		return ERR_PTR(-EINVAL);
+	}
+	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_PBL, npages);
+	if (IS_ERR(mr)) {
+		ib_umem_release(umem);
+		return ERR_CAST(mr);
+	}
+	mr->umem = umem;
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE)
+		mr->pages[mr->npages++] = rdma_block_iter_dma_address(&biter);
+	err = shca_mr_write(sdev, mr, shca_access_to_hw(access), virt, length,
+			    PAGE_SHIFT);
+	if (err) {
+		shca_mr_free(sdev, mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/**
+ * shca_dereg_mr() - deregister an MR
+ * @ibmr: the MR
+ * @udata: unused
+ *
+ * The device waits out any access in flight before the entry goes.
+ *
+ * Return: 0.
+ */
+int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	shca_mr_free(to_shca_dev(ibmr->device), to_shca_mr(ibmr));
+	return 0;
+}
+
+/**
+ * shca_create_ah() - create an address handle
+ * @ibah: the object ib_core allocated
+ * @init: the address
+ * @udata: must carry nothing
+ *
+ * Never sleeps.
+ *
+ * Return: 0, or -EINVAL for an address without a GRH.
+ */
+int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibah->device);
+	int err;
+
+	err = shca_check_no_udata(sdev, udata);
+	if (err)
+		return err;
+	if (!(rdma_ah_get_ah_flags(init->ah_attr) & IB_AH_GRH)) {
+		shca_dbg(sdev, "RoCE address handle without a GRH\n");
+		return -EINVAL;
+	}
+	shca_av_from_ah_attr(&to_shca_ah(ibah)->av, init->ah_attr);
+	return 0;
+}
+
+/**
+ * shca_query_ah() - read an address handle back
+ * @ibah: the AH
+ * @attr: filled in
+ *
+ * Return: 0.
+ */
+int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	struct shca_hw_av *av = &to_shca_ah(ibah)->av;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(attr, 1);
+	rdma_ah_set_sl(attr, av->sl);
+	rdma_ah_set_grh(attr, NULL, av->flow_label, av->sgid_index,
+			av->hop_limit, av->traffic_class);
+	rdma_ah_set_dgid_raw(attr, av->dgid);
+	return 0;
+}
+
+/**
+ * shca_destroy_ah() - destroy an address handle
+ * @ibah: the AH
+ * @flags: unused
+ *
+ * Return: 0.
+ */
+int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	return 0;
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: what "rdma res" and "rdma statistic" show.
+ *
+ * Object attributes come from the device (QUERY_CQ, QUERY_QP, QUERY_SRQ),
+ * not from the driver's own bookkeeping, so they show what the hardware
+ * model holds.  The port counters are the device's counters.
+ */
+#include <rdma/ib_verbs.h>
+#include <rdma/restrack.h>
+
+#include "shca.h"
+
+static const struct rdma_stat_desc shca_stat_descs[SHCA_CNT_NUM] = {
+	[SHCA_CNT_DOORBELLS]		= { .name = "doorbells" },
+	[SHCA_CNT_WQES]			= { .name = "send_wqes" },
+	[SHCA_CNT_RECV_WQES]		= { .name = "recv_wqes" },
+	[SHCA_CNT_CQES]			= { .name = "cqes_written" },
+	[SHCA_CNT_EQES]			= { .name = "eqes_written" },
+	[SHCA_CNT_INTERRUPTS]		= { .name = "interrupts" },
+	[SHCA_CNT_TX_BYTES]		= { .name = "tx_bytes" },
+	[SHCA_CNT_RX_BYTES]		= { .name = "rx_bytes" },
+	[SHCA_CNT_SWEPT_CQES]		= { .name = "swept_cqes" },
+	[SHCA_CNT_FLUSHED]		= { .name = "flushed_wqes" },
+	[SHCA_CNT_LOC_PROT_ERR]		= { .name = "err_local_protection" },
+	[SHCA_CNT_REM_ACCESS_ERR]	= { .name = "err_remote_access" },
+	[SHCA_CNT_LEN_ERR]		= { .name = "err_length" },
+	[SHCA_CNT_RNR_NAK]		= { .name = "rnr_naks" },
+	[SHCA_CNT_RNR_EXC]		= { .name = "err_rnr_retry_exceeded" },
+	[SHCA_CNT_RETRY_EXC]		= { .name = "err_retry_exceeded" },
+	[SHCA_CNT_DROPPED]		= { .name = "dropped_packets" },
+	[SHCA_CNT_CQ_OVERFLOW]		= { .name = "err_cq_overflow" },
+	[SHCA_CNT_EQ_OVERFLOW]		= { .name = "err_eq_overflow" },
+};
+
+/**
+ * shca_alloc_hw_port_stats() - the port's counter table
+ * @ibdev: the device
+ * @port_num: the port
+ *
+ * Return: the table, or NULL.
+ */
+struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(shca_stat_descs, SHCA_CNT_NUM,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/**
+ * shca_get_hw_stats() - read the device's counters
+ * @ibdev: the device
+ * @stats: the table to fill
+ * @port: the port
+ * @index: unused: all counters are read at once
+ *
+ * Return: the number of counters, or a negative errno.
+ */
+int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_COUNTERS };
+	int err, i;
+
+	err = shca_cmd_exec(to_shca_dev(ibdev), &cmd);
+	if (err)
+		return err;
+	for (i = 0; i < SHCA_CNT_NUM; i++)
+		stats->value[i] = cmd.out.counters[i];
+	return SHCA_CNT_NUM;
+}
+
+/**
+ * shca_fill_res_cq_entry() - driver attributes of a CQ for "rdma res"
+ * @msg: the netlink message
+ * @ibcq: the CQ
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_hw_cq_query q;
+	int err;
+
+	err = shca_cmd_query_cq(to_shca_dev(ibcq->device), cq->cqn, &q);
+	if (err)
+		return err;
+	if (rdma_nl_put_driver_u32(msg, "cqn", cq->cqn) ||
+	    rdma_nl_put_driver_u32(msg, "depth", 1U << q.log_depth) ||
+	    rdma_nl_put_driver_u32(msg, "pi", q.pi) ||
+	    rdma_nl_put_driver_u32(msg, "ci", q.ci) ||
+	    rdma_nl_put_driver_string(msg, "armed",
+				      q.armed == SHCA_CQ_ARM_NEXT ? "next" :
+				      q.armed == SHCA_CQ_ARM_SOLICITED ?
+				      "solicited" : "no") ||
+	    rdma_nl_put_driver_u32(msg, "assoc", q.assoc) ||
+	    rdma_nl_put_driver_u32(msg, "overflowed", q.overflowed))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static const char * const shca_state_names[SHCA_QPS_NUM] = {
+	"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
+};
+
+/**
+ * shca_fill_res_qp_entry() - driver attributes of a QP for "rdma res"
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	struct shca_hw_qp_query q;
+	int err;
+
+	err = shca_cmd_query_qp(to_shca_dev(ibqp->device), qp->qpn, &q);
+	if (err)
+		return err;
+	if (rdma_nl_put_driver_string(msg, "hw_state",
+				      q.attr.state < SHCA_QPS_NUM ?
+				      shca_state_names[q.attr.state] : "?") ||
+	    rdma_nl_put_driver_u32(msg, "gen", q.gen) ||
+	    rdma_nl_put_driver_u32(msg, "sq_head", q.sq_pi) ||
+	    rdma_nl_put_driver_u32(msg, "sq_tail", q.sq_ci) ||
+	    rdma_nl_put_driver_u32(msg, "rq_head", q.rq_pi) ||
+	    rdma_nl_put_driver_u32(msg, "rq_tail", q.rq_ci))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * shca_fill_res_mr_entry() - driver attributes of an MR for "rdma res"
+ * @msg: the netlink message
+ * @ibmr: the MR
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+
+	if (rdma_nl_put_driver_string(msg, "type", mr->type == SHCA_MPT_DMA ?
+				      "dma" : mr->umem ? "user" : "fast_reg") ||
+	    rdma_nl_put_driver_u32(msg, "npages", mr->npages) ||
+	    rdma_nl_put_driver_u32(msg, "max_pages", mr->max_pages))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * shca_fill_res_srq_entry() - driver attributes of an SRQ for "rdma res"
+ * @msg: the netlink message
+ * @ibsrq: the SRQ
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
+{
+	struct shca_srq *srq = to_shca_srq(ibsrq);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_QUERY_SRQ,
+		.index = srq->srqn,
+	};
+	int err;
+
+	err = shca_cmd_exec(to_shca_dev(ibsrq->device), &cmd);
+	if (err)
+		return err;
+	if (rdma_nl_put_driver_u32(msg, "srqn", srq->srqn) ||
+	    rdma_nl_put_driver_u32(msg, "depth", 1U << srq->log_depth) ||
+	    rdma_nl_put_driver_u32(msg, "pi", cmd.out.srq.pi) ||
+	    rdma_nl_put_driver_u32(msg, "ci", cmd.out.srq.ci) ||
+	    rdma_nl_put_driver_u32(msg, "limit", cmd.out.srq.limit) ||
+	    rdma_nl_put_driver_u32(msg, "assoc", cmd.out.srq.assoc))
+		return -EMSGSIZE;
+	return 0;
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: shared receive queue verbs.
+ *
+ * An SRQ is an array of WQE slots plus a ring of slot numbers.  Posting
+ * fills a free slot and puts its number on the ring; the device takes
+ * numbers off the ring in order, and the receive CQE names the slot, which
+ * polling returns to the free stack.  Completions may come back in any
+ * order across QPs, so slots are recycled individually, never by index
+ * arithmetic.
+ */
+#include <linux/log2.h>
+
+#include "shca.h"
+
+/**
+ * shca_srq_free_slot() - return a completed SRQ slot for posting
+ * @srq: the SRQ
+ * @slot: the slot a receive CQE named
+ */
+void shca_srq_free_slot(struct shca_srq *srq, u32 slot)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->nr_free < (1U << srq->log_depth))
+		srq->free_slots[srq->nr_free++] = slot &
+						  ((1U << srq->log_depth) - 1);
+	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
+static void shca_srq_free_mem(struct shca_srq *srq)
+{
+	shca_buf_free(srq->buf);
+	kvfree(srq->free_slots);
+	kvfree(srq->wrid);
+}
+
+/**
+ * shca_create_srq() - create a shared receive queue
+ * @ibsrq: the object ib_core allocated
+ * @init: its size and limit; the size granted is written back
+ * @udata: must carry nothing
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
+	struct shca_srq *srq = to_shca_srq(ibsrq);
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_SRQ };
+	struct ib_srq_attr *a = &init->attr;
+	size_t slots_bytes;
+	u32 depth, i;
+	void *dbrec;
+	int err;
+
+	err = shca_check_no_udata(sdev, udata);
+	if (err)
+		return err;
+	if (init->srq_type != IB_SRQT_BASIC) {
+		shca_dbg(sdev, "SRQ type %d not supported\n", init->srq_type);
+		return -EOPNOTSUPP;
+	}
+	if (!a->max_wr || a->max_wr > sdev->caps.max_srq_wr ||
+	    a->max_sge > sdev->caps.max_srq_sge || a->srq_limit > a->max_wr) {
+		shca_dbg(sdev, "SRQ attributes out of range (wr %u sge %u limit %u)\n",
+			 a->max_wr, a->max_sge, a->srq_limit);
+		return -EINVAL;
+	}
+	spin_lock_init(&srq->lock);
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->free);
+	srq->log_depth = order_base_2(a->max_wr);
+	srq->max_sge = max(a->max_sge, 1U);
+	depth = 1U << srq->log_depth;
+	slots_bytes = sizeof(*srq->slots) * depth;
+	srq->buf = shca_buf_alloc(slots_bytes + sizeof(u32) * depth, &dbrec);
+	srq->free_slots = kvcalloc(depth, sizeof(u32), GFP_KERNEL);
+	srq->wrid = kvcalloc(depth, sizeof(u64), GFP_KERNEL);
+	if (!srq->buf || !srq->free_slots || !srq->wrid) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	srq->slots = srq->buf;
+	srq->index_ring = srq->buf + slots_bytes;
+	srq->dbrec = dbrec;
+	for (i = 0; i < depth; i++)
+		srq->free_slots[i] = depth - 1 - i;
+	srq->nr_free = depth;
+
+	cmd.in.srq.pdn = to_shca_pd(ibsrq->pd)->pdn;
+	cmd.in.srq.slots = srq->slots;
+	cmd.in.srq.index_ring = srq->index_ring;
+	cmd.in.srq.log_depth = srq->log_depth;
+	cmd.in.srq.dbrec = srq->dbrec;
+	cmd.in.srq.max_sge = srq->max_sge;
+	cmd.in.srq.limit = a->srq_limit;
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err)
+		goto err_free;
+	srq->srqn = cmd.out.num;
+	err = xa_insert_irq(&sdev->srqs, srq->srqn, srq, GFP_KERNEL);
+	if (err) {
+		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_SRQ,
+					    .index = srq->srqn };
+		shca_cmd_exec(sdev, &cmd);
+		goto err_free;
+	}
+	a->max_wr = depth;
+	a->max_sge = srq->max_sge;
+	return 0;
+
+err_free:
+	shca_srq_free_mem(srq);
+	return err;
+}
+
+/**
+ * shca_destroy_srq() - destroy a shared receive queue
+ * @ibsrq: the SRQ
+ * @udata: unused
+ *
+ * Return: 0, or -EBUSY while a QP is attached.
+ */
+int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
+	struct shca_srq *srq = to_shca_srq(ibsrq);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_DESTROY_SRQ,
+		.index = srq->srqn,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (err)
+		return err;
+	xa_erase_irq(&sdev->srqs, srq->srqn);
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->free);
+	wait_for_completion(&srq->free);
+	shca_srq_free_mem(srq);
+	return 0;
+}
+
+/**
+ * shca_modify_srq() - arm an SRQ's limit
+ * @ibsrq: the SRQ
+ * @attr: the limit
+ * @mask: IB_SRQ_LIMIT; resizing is not supported
+ * @udata: must carry nothing
+ *
+ * Return: 0, -EOPNOTSUPP for a resize, or -EINVAL for a limit over the
+ * depth.
+ */
+int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
+	struct shca_srq *srq = to_shca_srq(ibsrq);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_MODIFY_SRQ,
+		.index = srq->srqn,
+	};
+	int err;
+
+	err = shca_check_no_udata(sdev, udata);
+	if (err)
+		return err;
+	if (mask & IB_SRQ_MAX_WR) {
+		shca_dbg(sdev, "SRQ %u: resize not supported\n", srq->srqn);
+		return -EOPNOTSUPP;
+	}
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	cmd.in.srq_limit = attr->srq_limit;
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_query_srq() - read an SRQ's attributes
+ * @ibsrq: the SRQ
+ * @attr: filled in
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct shca_srq *srq = to_shca_srq(ibsrq);
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_QUERY_SRQ,
+		.index = srq->srqn,
+	};
+	int err;
+
+	err = shca_cmd_exec(to_shca_dev(ibsrq->device), &cmd);
+	if (err)
+		return err;
+	attr->max_wr = 1U << srq->log_depth;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = cmd.out.srq.limit;
+	return 0;
+}
+
+/**
+ * shca_post_srq_recv() - post receive work requests to an SRQ
+ * @ibsrq: the SRQ
+ * @wr: the first of a list of work requests
+ * @bad_wr: set to the first one not posted, on error
+ *
+ * Return: 0; -ENOMEM when no slot is free; -EINVAL for too many SGEs.
+ */
+int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr)
+{
+	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
+	struct shca_srq *srq = to_shca_srq(ibsrq);
+	u32 mask = (1U << srq->log_depth) - 1;
+	struct shca_hw_recv_wqe *w;
+	unsigned long flags;
+	int err = 0, i;
+	u32 slot;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	for (; wr; wr = wr->next) {
+		if (!srq->nr_free) {
+			shca_dbg(sdev, "SRQ %u: full\n", srq->srqn);
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > srq->max_sge) {
+			shca_dbg(sdev, "SRQ %u: %d SGEs, %u allowed\n",
+				 srq->srqn, wr->num_sge, srq->max_sge);
+			err = -EINVAL;
+			break;
+		}
+		slot = srq->free_slots[--srq->nr_free];
+		w = &srq->slots[slot];
+		w->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			w->sge[i].addr = wr->sg_list[i].addr;
+			w->sge[i].length = wr->sg_list[i].length;
+			w->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		srq->wrid[slot] = wr->wr_id;
+		WRITE_ONCE(srq->index_ring[srq->pi & mask], slot);
+		srq->pi++;
+	}
+	smp_store_release(&srq->dbrec->pi, srq->pi);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * KUnit helpers shared by the shca suites.
+ */
+#ifndef SHCA_TEST_H
+#define SHCA_TEST_H
+
+#include <kunit/test.h>
+#include <rdma/ib_verbs.h>
+
+#define SHCA_TEST_DEV		"shcakt0"
+#define SHCA_TEST_DEV2		"shcakt1"
+#define SHCA_TEST_BUF		(64 * 1024)
+#define SHCA_TEST_SGID		1	/* the RoCE v2 default GID */
+#define SHCA_TEST_QKEY		0x11111111
+#define SHCA_TEST_IMM		0x12345678
+
+/**
+ * struct shca_tq - one end of a test connection, as a kernel ULP holds it
+ * @test: the test it belongs to
+ * @dev: the device
+ * @pd: a PD with an unsafe global rkey, so the peer can reach @buf
+ * @cq: send and receive CQ, polled directly
+ * @qp: the QP
+ * @srq: the SRQ the QP receives from, or NULL
+ * @ah: for UD, an AH to the peer
+ * @buf: SHCA_TEST_BUF bytes of memory
+ * @addr: @buf's DMA address
+ * @lkey: the local key that covers @buf
+ * @rkey: the remote key that covers @buf
+ * @events: bitmap of the affiliated events seen, by enum ib_event_type
+ * @comp_events: completion events seen on @cq
+ */
+struct shca_tq {
+	struct kunit *test;
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_srq *srq;
+	struct ib_ah *ah;
+	u8 *buf;
+	u64 addr;
+	u32 lkey;
+	u32 rkey;
+	unsigned long events;
+	atomic_t comp_events;
+};
+
+struct net_device *shca_test_alloc_netdev(struct kunit *test);
+struct net_device *shca_test_netdev(struct kunit *test);
+struct ib_device *shca_test_add(struct kunit *test, const char *name,
+				struct net_device *ndev);
+
+void shca_test_devices(struct kunit *test, bool two, struct ib_device **a,
+		       struct ib_device **b);
+void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
+		       struct ib_device *dev, enum ib_qp_type type,
+		       struct ib_srq *srq, int cq_depth, u32 wr);
+int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer);
+void shca_test_connect(struct kunit *test, struct shca_tq *a,
+		       struct shca_tq *b);
+int shca_test_poll(struct shca_tq *tq, struct ib_wc *wc, int n);
+int shca_test_wait_event(struct shca_tq *tq, enum ib_event_type event);
+bool shca_test_sq_idle(struct shca_tq *tq);
+int shca_test_post_recv(struct shca_tq *tq, u64 wr_id, u32 offset, u32 len);
+int shca_test_post_send(struct shca_tq *tq, struct shca_tq *peer,
+			enum ib_wr_opcode opcode, u64 wr_id, u32 offset,
+			u32 remote_offset, u32 len, int flags);
+enum ib_qp_state shca_test_qp_state(struct shca_tq *tq);
+
+#endif /* SHCA_TEST_H */

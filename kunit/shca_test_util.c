@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit helpers shared by the shca suites: netdevs and shca devices that
+ * live as long as a test, and a kernel verbs consumer - PDs, CQs, QPs
+ * connected the way ULPs connect them, buffers and polling.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/etherdevice.h>
+#include <linux/rtnetlink.h>
+#include <rdma/ib_cache.h>
+
+#include "shca.h"
+#include "shca_test.h"
+
+/* What a minimal Ethernet driver does with a packet: drop it. */
+static netdev_tx_t shca_test_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops shca_test_netdev_ops = {
+	.ndo_start_xmit = shca_test_xmit,
+};
+
+/**
+ * shca_test_alloc_netdev() - an unregistered Ethernet netdev
+ * @test: the test
+ *
+ * It has a random MAC and takes jumbo frames.
+ *
+ * Return: the netdev.
+ */
+struct net_device *shca_test_alloc_netdev(struct kunit *test)
+{
+	struct net_device *ndev = alloc_etherdev(0);
+
+	KUNIT_ASSERT_NOT_NULL(test, ndev);
+	eth_hw_addr_random(ndev);
+	ndev->netdev_ops = &shca_test_netdev_ops;
+	ndev->max_mtu = 9000;
+	return ndev;
+}
+
+static void shca_test_free_netdev(void *ndev)
+{
+	struct net_device *dev = ndev;
+
+	if (dev->reg_state == NETREG_REGISTERED)
+		unregister_netdev(dev);
+	free_netdev(dev);
+}
+
+/**
+ * shca_test_netdev() - a registered, running Ethernet netdev
+ * @test: the test; the netdev lives as long as it
+ *
+ * Return: the netdev.
+ */
+struct net_device *shca_test_netdev(struct kunit *test)
+{
+	struct net_device *ndev;
+	int err;
+
+	ndev = shca_test_alloc_netdev(test);
+	err = register_netdev(ndev);
+	if (err)
+		free_netdev(ndev);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	err = kunit_add_action_or_reset(test, shca_test_free_netdev, ndev);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	rtnl_lock();
+	err = dev_open(ndev, NULL);
+	rtnl_unlock();
+	KUNIT_ASSERT_EQ(test, 0, err);
+	return ndev;
+}
+
+static void shca_test_unregister(void *ibdev)
+{
+	ib_unregister_device_and_put(ibdev);
+}
+
+/**
+ * shca_test_add() - create a shca device and hold it until the test ends
+ * @test: the test
+ * @name: the device name
+ * @ndev: the netdev to bind it to
+ *
+ * Return: the device.
+ */
+struct ib_device *shca_test_add(struct kunit *test, const char *name,
+				       struct net_device *ndev)
+{
+	struct ib_device *ibdev;
+	int err;
+
+	KUNIT_ASSERT_EQ(test, 0, shca_dev_add(name, ndev));
+	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	KUNIT_ASSERT_NOT_NULL(test, ibdev);
+	err = kunit_add_action_or_reset(test, shca_test_unregister, ibdev);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	return ibdev;
+}
+
+
+/**
+ * shca_test_devices() - one or two shca devices for a test
+ * @test: the test
+ * @two: two devices on two netdevs, or one device used twice (loopback)
+ * @a: set to the first device
+ * @b: set to the second, or to @a
+ */
+void shca_test_devices(struct kunit *test, bool two, struct ib_device **a,
+		       struct ib_device **b)
+{
+	*a = shca_test_add(test, SHCA_TEST_DEV, shca_test_netdev(test));
+	*b = two ? shca_test_add(test, SHCA_TEST_DEV2, shca_test_netdev(test)) :
+		   *a;
+}
+
+static void shca_test_comp(struct ib_cq *cq, void *ctx)
+{
+	struct shca_tq *tq = ctx;
+
+	atomic_inc(&tq->comp_events);
+}
+
+static void shca_test_cq_event(struct ib_event *ev, void *ctx)
+{
+	struct shca_tq *tq = ctx;
+
+	set_bit(ev->event, &tq->events);
+}
+
+static void shca_test_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct shca_tq *tq = ctx;
+
+	set_bit(ev->event, &tq->events);
+}
+
+static void shca_test_tq_fini(void *ctx)
+{
+	struct shca_tq *tq = ctx;
+
+	if (!IS_ERR_OR_NULL(tq->ah))
+		rdma_destroy_ah(tq->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	if (!IS_ERR_OR_NULL(tq->qp))
+		ib_destroy_qp(tq->qp);
+	if (!IS_ERR_OR_NULL(tq->cq))
+		ib_destroy_cq(tq->cq);
+	if (tq->buf && tq->addr)
+		ib_dma_unmap_single(tq->dev, tq->addr, SHCA_TEST_BUF,
+				    DMA_BIDIRECTIONAL);
+	kfree(tq->buf);
+	if (!IS_ERR_OR_NULL(tq->pd))
+		ib_dealloc_pd(tq->pd);
+}
+
+/**
+ * shca_test_tq_init() - a PD, a CQ, a QP in RESET and a buffer
+ * @test: the test; everything is freed when it ends
+ * @tq: filled in
+ * @dev: the device
+ * @type: the QP type
+ * @srq: an SRQ for the QP to receive from, or NULL
+ * @cq_depth: CQEs in the CQ
+ * @wr: work requests in each work queue
+ */
+void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
+		       struct ib_device *dev, enum ib_qp_type type,
+		       struct ib_srq *srq, int cq_depth, u32 wr)
+{
+	struct ib_cq_init_attr cq_attr = { .cqe = cq_depth };
+	struct ib_qp_init_attr init = {
+		.qp_type = type,
+		.srq = srq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = wr,
+			.max_recv_wr = srq ? 0 : wr,
+			.max_send_sge = 4,
+			.max_recv_sge = srq ? 0 : 4,
+			.max_inline_data = 64,
+		},
+		.port_num = 1,
+		.event_handler = shca_test_qp_event,
+		.qp_context = tq,
+	};
+
+	memset(tq, 0, sizeof(*tq));
+	tq->test = test;
+	tq->dev = dev;
+	tq->srq = srq;
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+						shca_test_tq_fini, tq));
+	tq->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(tq->pd));
+	tq->lkey = tq->pd->local_dma_lkey;
+	tq->rkey = tq->pd->unsafe_global_rkey;
+	tq->buf = kzalloc(SHCA_TEST_BUF, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tq->buf);
+	tq->addr = ib_dma_map_single(dev, tq->buf, SHCA_TEST_BUF,
+				     DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, tq->addr));
+	tq->cq = ib_create_cq(dev, shca_test_comp, shca_test_cq_event, tq,
+			      &cq_attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(tq->cq));
+	init.send_cq = tq->cq;
+	init.recv_cq = tq->cq;
+	tq->qp = ib_create_qp(tq->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(tq->qp));
+}
+
+/**
+ * shca_test_to_rts() - take a QP from RESET to RTS, connected to a peer
+ * @tq: the QP's end
+ * @peer: the other end; RC and UC QPs connect to its QP, UD QPs get an AH
+ *	to it
+ *
+ * Return: 0 or the first error ib_modify_qp() returned.
+ */
+int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer)
+{
+	bool ud = tq->qp->qp_type == IB_QPT_UD;
+	struct rdma_ah_attr ah = {};
+	union ib_gid dgid;
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				   IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_ATOMIC,
+		.qkey = SHCA_TEST_QKEY,
+	};
+	int err;
+
+	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | (ud ? IB_QP_QKEY : IB_QP_ACCESS_FLAGS));
+	if (err)
+		return err;
+
+	err = rdma_query_gid(peer->dev, 1, SHCA_TEST_SGID, &dgid);
+	if (err)
+		return err;
+	ah.type = rdma_ah_find_type(tq->dev, 1);
+	rdma_ah_set_port_num(&ah, 1);
+	rdma_ah_set_grh(&ah, &dgid, 0, SHCA_TEST_SGID, 64, 0);
+	eth_broadcast_addr(ah.roce.dmac);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	if (ud) {
+		err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE);
+	} else {
+		attr.ah_attr = ah;
+		attr.path_mtu = IB_MTU_1024;
+		attr.dest_qp_num = peer->qp->qp_num;
+		attr.rq_psn = 1;
+		attr.max_dest_rd_atomic = 4;
+		attr.min_rnr_timer = 1;
+		err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_AV |
+				   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+				   IB_QP_RQ_PSN |
+				   (tq->qp->qp_type == IB_QPT_RC ?
+				    IB_QP_MAX_DEST_RD_ATOMIC |
+				    IB_QP_MIN_RNR_TIMER : 0));
+	}
+	if (err)
+		return err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 1;
+	attr.timeout = 4;
+	attr.retry_cnt = 2;
+	attr.rnr_retry = 2;
+	attr.max_rd_atomic = 4;
+	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN |
+			   (tq->qp->qp_type == IB_QPT_RC ?
+			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC : 0));
+	if (err || !ud)
+		return err;
+
+	tq->ah = rdma_create_ah(tq->pd, &ah, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(tq->ah)) {
+		err = PTR_ERR(tq->ah);
+		tq->ah = NULL;
+	}
+	return err;
+}
+
+/**
+ * shca_test_connect() - bring both ends of a connection to RTS
+ * @test: the test
+ * @a: one end
+ * @b: the other
+ */
+void shca_test_connect(struct kunit *test, struct shca_tq *a,
+		       struct shca_tq *b)
+{
+	KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(a, b));
+	if (a != b)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(b, a));
+}
+
+#define SHCA_TEST_TIMEOUT_MS	5000
+
+/**
+ * shca_test_poll() - poll until @n completions arrive or time runs out
+ * @tq: the end whose CQ to poll
+ * @wc: room for @n completions
+ * @n: how many to wait for
+ *
+ * The device completes work asynchronously, on its execution units; this
+ * waits for a condition with a generous bound, it does not sleep and hope.
+ *
+ * Return: the number polled.
+ */
+int shca_test_poll(struct shca_tq *tq, struct ib_wc *wc, int n)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(SHCA_TEST_TIMEOUT_MS);
+	int got = 0, r;
+
+	while (got < n) {
+		r = ib_poll_cq(tq->cq, n - got, wc + got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (got < n) {
+			if (time_after(jiffies, end))
+				break;
+			usleep_range(50, 200);
+		}
+	}
+	return got;
+}
+
+/**
+ * shca_test_wait_event() - wait for an affiliated event on the QP or CQ
+ * @tq: the end
+ * @event: the event
+ *
+ * Return: 0, or -ETIMEDOUT.
+ */
+int shca_test_wait_event(struct shca_tq *tq, enum ib_event_type event)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(SHCA_TEST_TIMEOUT_MS);
+
+	while (!test_bit(event, &tq->events)) {
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		usleep_range(50, 200);
+	}
+	return 0;
+}
+
+/**
+ * shca_test_sq_idle() - has the device finished every posted send?
+ * @tq: the end
+ *
+ * Return: true when the device's send consumer index caught up with the
+ * producer index.
+ */
+bool shca_test_sq_idle(struct shca_tq *tq)
+{
+	struct shca_qp *qp = to_shca_qp(tq->qp);
+	struct shca_hw_qp_query q;
+
+	if (shca_cmd_query_qp(to_shca_dev(tq->dev), qp->qpn, &q))
+		return false;
+	return q.sq_pi == q.sq_ci;
+}
+
+/**
+ * shca_test_qp_state() - the QP state the device holds
+ * @tq: the end
+ *
+ * Return: the state, or -1 if the query failed.
+ */
+enum ib_qp_state shca_test_qp_state(struct shca_tq *tq)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(tq->qp, &attr, IB_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+/**
+ * shca_test_post_recv() - post one receive of part of the buffer
+ * @tq: the end
+ * @wr_id: its work request ID
+ * @offset: where in @tq->buf
+ * @len: bytes
+ *
+ * Return: what ib_post_recv() or ib_post_srq_recv() returned.
+ */
+int shca_test_post_recv(struct shca_tq *tq, u64 wr_id, u32 offset, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = tq->addr + offset,
+		.length = len,
+		.lkey = tq->lkey,
+	};
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				 .num_sge = 1 };
+
+	if (tq->srq)
+		return ib_post_srq_recv(tq->srq, &wr, NULL);
+	return ib_post_recv(tq->qp, &wr, NULL);
+}
+
+/**
+ * shca_test_post_send() - post one signaled work request
+ * @tq: the end
+ * @peer: the other end, whose buffer RDMA and atomics target
+ * @opcode: what to post
+ * @wr_id: its work request ID
+ * @offset: where in @tq->buf the local data is
+ * @remote_offset: where in @peer->buf the target is
+ * @len: bytes
+ * @flags: send flags besides IB_SEND_SIGNALED
+ *
+ * Return: what ib_post_send() returned.
+ */
+int shca_test_post_send(struct shca_tq *tq, struct shca_tq *peer,
+			enum ib_wr_opcode opcode, u64 wr_id, u32 offset,
+			u32 remote_offset, u32 len, int flags)
+{
+	struct ib_sge sge = {
+		.addr = tq->addr + offset,
+		.length = len,
+		.lkey = tq->lkey,
+	};
+	struct ib_atomic_wr atomic = {};
+	struct ib_rdma_wr rdma = {};
+	struct ib_ud_wr ud = {};
+	struct ib_send_wr *wr;
+
+	switch (opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		rdma.remote_addr = peer->addr + remote_offset;
+		rdma.rkey = peer->rkey;
+		wr = &rdma.wr;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		atomic.remote_addr = peer->addr + remote_offset;
+		atomic.rkey = peer->rkey;
+		wr = &atomic.wr;
+		break;
+	default:
+		if (tq->qp->qp_type == IB_QPT_UD) {
+			ud.ah = tq->ah;
+			ud.remote_qpn = peer->qp->qp_num;
+			ud.remote_qkey = SHCA_TEST_QKEY;
+			wr = &ud.wr;
+		} else {
+			wr = &rdma.wr;
+		}
+		break;
+	}
+	wr->wr_id = wr_id;
+	wr->opcode = opcode;
+	if (opcode == IB_WR_SEND_WITH_IMM || opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		wr->ex.imm_data = cpu_to_be32(SHCA_TEST_IMM);
+	wr->send_flags = IB_SEND_SIGNALED | flags;
+	wr->sg_list = &sge;
+	wr->num_sge = len || opcode != IB_WR_SEND ? 1 : 0;
+	return ib_post_send(tq->qp, wr, NULL);
+}
