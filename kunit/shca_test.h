@@ -8,12 +8,16 @@
 #include <kunit/test.h>
 #include <rdma/ib_verbs.h>
 
+#include "shca.h"
+
 #define SHCA_TEST_DEV		"shcakt0"
 #define SHCA_TEST_DEV2		"shcakt1"
 #define SHCA_TEST_BUF		(64 * 1024)
 #define SHCA_TEST_SGID		1	/* the RoCE v2 default GID */
 #define SHCA_TEST_QKEY		0x11111111
 #define SHCA_TEST_IMM		0x12345678
+/* For shca_test_post_send(): post without IB_SEND_SIGNALED */
+#define SHCA_TEST_UNSIGNALED	BIT(30)
 
 /**
  * struct shca_tq - one end of a test connection, as a kernel ULP holds it
@@ -30,6 +34,8 @@
  * @rkey: the remote key that covers @buf
  * @events: bitmap of the affiliated events seen, by enum ib_event_type
  * @comp_events: completion events seen on @cq
+ * @rnr_retry: RNR retries shca_test_to_rts() asks for
+ * @retry_cnt: transport retries shca_test_to_rts() asks for
  */
 struct shca_tq {
 	struct kunit *test;
@@ -45,6 +51,8 @@ struct shca_tq {
 	u32 rkey;
 	unsigned long events;
 	atomic_t comp_events;
+	u8 rnr_retry;
+	u8 retry_cnt;
 };
 
 struct net_device *shca_test_alloc_netdev(struct kunit *test);
@@ -68,5 +76,7 @@ int shca_test_post_send(struct shca_tq *tq, struct shca_tq *peer,
 			enum ib_wr_opcode opcode, u64 wr_id, u32 offset,
 			u32 remote_offset, u32 len, int flags);
 enum ib_qp_state shca_test_qp_state(struct shca_tq *tq);
+u64 shca_test_counter(struct ib_device *dev, enum shca_hw_counter counter);
+struct shca_tq *shca_test_tq_new(struct kunit *test);
 
 #endif /* SHCA_TEST_H */

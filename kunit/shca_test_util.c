@@ -155,7 +155,7 @@ static void shca_test_tq_fini(void *ctx)
 		ib_dma_unmap_single(tq->dev, tq->addr, SHCA_TEST_BUF,
 				    DMA_BIDIRECTIONAL);
 	kfree(tq->buf);
-	if (!IS_ERR_OR_NULL(tq->pd))
+	if (!IS_ERR_OR_NULL(tq->pd) && !tq->srq)
 		ib_dealloc_pd(tq->pd);
 }
 
@@ -165,7 +165,8 @@ static void shca_test_tq_fini(void *ctx)
  * @tq: filled in
  * @dev: the device
  * @type: the QP type
- * @srq: an SRQ for the QP to receive from, or NULL
+ * @srq: an SRQ for the QP to receive from, or NULL; the QP then uses the
+ *	SRQ's PD
  * @cq_depth: CQEs in the CQ
  * @wr: work requests in each work queue
  */
@@ -194,9 +195,12 @@ void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
 	tq->test = test;
 	tq->dev = dev;
 	tq->srq = srq;
+	tq->rnr_retry = 2;
+	tq->retry_cnt = 2;
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
 						shca_test_tq_fini, tq));
-	tq->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	/* A QP on an SRQ shares the SRQ's PD. */
+	tq->pd = srq ? srq->pd : ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(tq->pd));
 	tq->lkey = tq->pd->local_dma_lkey;
 	tq->rkey = tq->pd->unsafe_global_rkey;
@@ -276,8 +280,8 @@ int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer)
 	attr.qp_state = IB_QPS_RTS;
 	attr.sq_psn = 1;
 	attr.timeout = 4;
-	attr.retry_cnt = 2;
-	attr.rnr_retry = 2;
+	attr.retry_cnt = tq->retry_cnt;
+	attr.rnr_retry = tq->rnr_retry;
 	attr.max_rd_atomic = 4;
 	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN |
 			   (tq->qp->qp_type == IB_QPT_RC ?
@@ -425,7 +429,8 @@ int shca_test_post_recv(struct shca_tq *tq, u64 wr_id, u32 offset, u32 len)
  * @offset: where in @tq->buf the local data is
  * @remote_offset: where in @peer->buf the target is
  * @len: bytes
- * @flags: send flags besides IB_SEND_SIGNALED
+ * @flags: send flags besides IB_SEND_SIGNALED; SHCA_TEST_UNSIGNALED
+ *	leaves that out
  *
  * Return: what ib_post_send() returned.
  */
@@ -472,8 +477,42 @@ int shca_test_post_send(struct shca_tq *tq, struct shca_tq *peer,
 	wr->opcode = opcode;
 	if (opcode == IB_WR_SEND_WITH_IMM || opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wr->ex.imm_data = cpu_to_be32(SHCA_TEST_IMM);
-	wr->send_flags = IB_SEND_SIGNALED | flags;
+	wr->send_flags = flags & SHCA_TEST_UNSIGNALED ?
+			 flags & ~SHCA_TEST_UNSIGNALED : IB_SEND_SIGNALED | flags;
 	wr->sg_list = &sge;
 	wr->num_sge = len || opcode != IB_WR_SEND ? 1 : 0;
 	return ib_post_send(tq->qp, wr, NULL);
+}
+
+/**
+ * shca_test_counter() - read one of a device's counters
+ * @dev: the device
+ * @counter: which
+ *
+ * Return: its value, or U64_MAX if the device did not answer.
+ */
+u64 shca_test_counter(struct ib_device *dev, enum shca_hw_counter counter)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_COUNTERS };
+
+	if (shca_cmd_exec(to_shca_dev(dev), &cmd))
+		return U64_MAX;
+	return cmd.out.counters[counter];
+}
+
+/**
+ * shca_test_tq_new() - memory for one end, freed when the test ends
+ * @test: the test
+ *
+ * Ends must outlive the test function: their teardown runs as a KUnit
+ * action after it returns.
+ *
+ * Return: the zeroed end.
+ */
+struct shca_tq *shca_test_tq_new(struct kunit *test)
+{
+	struct shca_tq *tq = kunit_kzalloc(test, sizeof(*tq), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, tq);
+	return tq;
 }
