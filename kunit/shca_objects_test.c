@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit: shared receive queues, the GSI QP as ib_mad drives it, and the
+ * object verbs - QP create, modify and query, address handles and memory
+ * regions - through the real driver.
+ */
+#include <kunit/test.h>
+#include <linux/etherdevice.h>
+#include <linux/scatterlist.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+
+#include "shca.h"
+#include "shca_test.h"
+
+static void shca_ot_expect(struct kunit *test, struct shca_tq *tq,
+			   enum ib_wc_status status, u64 wr_id)
+{
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(tq, &wc, 1));
+	KUNIT_EXPECT_EQ_MSG(test, status, wc.status, "%s",
+			    ib_wc_status_msg(wc.status));
+	KUNIT_EXPECT_EQ(test, wr_id, wc.wr_id);
+}
+
+/* An SRQ and what its event handler saw. */
+struct shca_ot_srq {
+	struct ib_pd *pd;
+	struct ib_srq *srq;
+	unsigned long events;
+};
+
+static void shca_ot_srq_event(struct ib_event *ev, void *ctx)
+{
+	struct shca_ot_srq *s = ctx;
+
+	set_bit(ev->event, &s->events);
+}
+
+static void shca_ot_srq_free(void *ctx)
+{
+	struct shca_ot_srq *s = ctx;
+
+	if (!IS_ERR_OR_NULL(s->srq))
+		ib_destroy_srq(s->srq);
+	if (!IS_ERR_OR_NULL(s->pd))
+		ib_dealloc_pd(s->pd);
+}
+
+static struct shca_ot_srq *shca_ot_srq(struct kunit *test,
+				       struct ib_device *dev, u32 wr,
+				       u32 limit)
+{
+	struct shca_ot_srq *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	struct ib_srq_init_attr init = {
+		.event_handler = shca_ot_srq_event,
+		.srq_context = s,
+		.attr = { .max_wr = wr, .max_sge = 1, .srq_limit = limit },
+		.srq_type = IB_SRQT_BASIC,
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+						shca_ot_srq_free, s));
+	s->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(s->pd));
+	init.srq_type = IB_SRQT_BASIC;
+	s->srq = ib_create_srq(s->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(s->srq));
+	KUNIT_EXPECT_EQ(test, wr, init.attr.max_wr);
+	return s;
+}
+
+static void shca_test_srq_shared_by_two_qps(struct kunit *test)
+{
+	struct shca_tq *a1 = shca_test_tq_new(test), *b1 = shca_test_tq_new(test);
+	struct shca_tq *a2 = shca_test_tq_new(test), *b2 = shca_test_tq_new(test);
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr rwr = {};
+	struct ib_device *da, *db;
+	struct shca_ot_srq *s;
+	struct ib_wc wc[2];
+	int i;
+
+	shca_test_devices(test, true, &da, &db);
+	s = shca_ot_srq(test, db, 8, 0);
+	shca_test_tq_init(test, a1, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, a2, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b1, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_tq_init(test, b2, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a1, b1);
+	shca_test_connect(test, a2, b2);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b1, 100 + i,
+							     i * 256, 256));
+	/* Receives on an SRQ QP go through the SRQ only. */
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_post_recv(b1->qp, &rwr, &bad));
+
+	/* The SRQ hands its WQEs out in the order they were posted. */
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a1, b1,
+					IB_WR_SEND, i, 0, 0, 32, 0));
+		shca_ot_expect(test, a1, IB_WC_SUCCESS, i);
+	}
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a2, b2,
+					IB_WR_SEND, i, 0, 0, 32, 0));
+		shca_ot_expect(test, a2, IB_WC_SUCCESS, i);
+	}
+	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(b1, wc, 2));
+	KUNIT_EXPECT_EQ(test, 100ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, 101ULL, wc[1].wr_id);
+	KUNIT_EXPECT_PTR_EQ(test, b1->qp, wc[0].qp);
+	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(b2, wc, 2));
+	KUNIT_EXPECT_EQ(test, 102ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, 103ULL, wc[1].wr_id);
+	KUNIT_EXPECT_PTR_EQ(test, b2->qp, wc[0].qp);
+}
+
+static void shca_test_srq_full_and_recycled(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_device *da, *db;
+	struct shca_ot_srq *s;
+	int i;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_ot_srq(test, db, 4, 0);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
+	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
+	/* A polled completion frees its slot for the next post. */
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 9, 0,
+						      0, 8, 0));
+	shca_ot_expect(test, a, IB_WC_SUCCESS, 9);
+	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
+	shca_ot_expect(test, b, IB_WC_SUCCESS, 0);
+	KUNIT_EXPECT_EQ(test, 0, shca_test_post_recv(b, 4, 0, 256));
+}
+
+static void shca_test_srq_limit_event(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_srq_attr attr = { .srq_limit = 3 };
+	unsigned long end = jiffies + 5 * HZ;
+	struct ib_device *da, *db;
+	struct shca_ot_srq *s;
+	int i;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_ot_srq(test, db, 8, 0);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	for (i = 0; i < 5; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_srq(s->srq, &attr, IB_SRQ_LIMIT));
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 3U, attr.srq_limit);
+	/* Five posted, a limit of three: the third receive crosses it. */
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND,
+							      i, 0, 0, 8, 0));
+		shca_ot_expect(test, a, IB_WC_SUCCESS, i);
+	}
+	KUNIT_EXPECT_FALSE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
+					  &s->events));
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 2, 0, 0,
+						      8, 0));
+	shca_ot_expect(test, a, IB_WC_SUCCESS, 2);
+	while (!test_bit(IB_EVENT_SRQ_LIMIT_REACHED, &s->events) &&
+	       !time_after(jiffies, end))
+		usleep_range(50, 200);
+	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
+					 &s->events));
+	/* The limit disarms itself when it fires. */
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 0U, attr.srq_limit);
+	attr.max_wr = 16;
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, ib_modify_srq(s->srq, &attr,
+							 IB_SRQ_MAX_WR));
+	attr.srq_limit = 9;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_srq(s->srq, &attr,
+						     IB_SRQ_LIMIT));
+}
+
+static void shca_test_srq_last_wqe(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_device *da, *db;
+	struct shca_ot_srq *s;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_ot_srq(test, db, 8, 0);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 1, 0, 256));
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(b->qp, &attr, IB_QP_STATE));
+	KUNIT_EXPECT_EQ(test, 0, shca_test_wait_event(b,
+				IB_EVENT_QP_LAST_WQE_REACHED));
+	/* The SRQ's WQEs are not the QP's to flush. */
+	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(b->cq, 1, &(struct ib_wc){}));
+}
+
+static struct kunit_case shca_srq_cases[] = {
+	KUNIT_CASE(shca_test_srq_shared_by_two_qps),
+	KUNIT_CASE(shca_test_srq_full_and_recycled),
+	KUNIT_CASE(shca_test_srq_limit_event),
+	KUNIT_CASE(shca_test_srq_last_wqe),
+	{}
+};
+
+static struct kunit_suite shca_srq_suite = {
+	.name = "shca_srq",
+	.test_cases = shca_srq_cases,
+};
+
+#define SHCA_OT_MAD_CLASS	IB_MGMT_CLASS_VENDOR_RANGE2_START
+
+/* One MAD agent's view of a test exchange. */
+struct shca_ot_mad {
+	struct ib_mad_agent *agent;
+	struct completion done;
+	int status;
+	u8 data[16];
+};
+
+static void shca_ot_mad_sent(struct ib_mad_agent *agent,
+			     struct ib_mad_send_wc *wc)
+{
+	struct shca_ot_mad *m = agent->context;
+
+	m->status = wc->status;
+	ib_free_send_mad(wc->send_buf);
+	complete(&m->done);
+}
+
+static void shca_ot_mad_recv(struct ib_mad_agent *agent,
+			     struct ib_mad_send_buf *send_buf,
+			     struct ib_mad_recv_wc *wc)
+{
+	struct shca_ot_mad *m = agent->context;
+	struct ib_vendor_mad *vm = (struct ib_vendor_mad *)wc->recv_buf.mad;
+
+	m->status = wc->wc->status;
+	memcpy(m->data, vm->data, sizeof(m->data));
+	ib_free_recv_mad(wc);
+	complete(&m->done);
+}
+
+static void shca_ot_mad_unregister(void *agent)
+{
+	ib_unregister_mad_agent(agent);
+}
+
+static void shca_ot_destroy_ah(void *ah)
+{
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
+static struct shca_ot_mad *shca_ot_agent(struct kunit *test,
+					 struct ib_device *dev, bool receiver)
+{
+	struct shca_ot_mad *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	struct ib_mad_reg_req req = {
+		.mgmt_class = SHCA_OT_MAD_CLASS,
+		.mgmt_class_version = 1,
+		.oui = { 0x00, 0x53, 0x48 },
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	init_completion(&m->done);
+	set_bit(IB_MGMT_METHOD_GET, req.method_mask);
+	m->agent = ib_register_mad_agent(dev, 1, IB_QPT_GSI,
+					 receiver ? &req : NULL, 0,
+					 shca_ot_mad_sent,
+					 receiver ? shca_ot_mad_recv : NULL,
+					 m, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(m->agent));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+				shca_ot_mad_unregister, m->agent));
+	return m;
+}
+
+/*
+ * A vendor MAD from one device's QP1 to another's, both driven by ib_mad:
+ * the GSI QPs ib_mad created at registration carry real management
+ * traffic.
+ */
+static void shca_test_gsi_mad_between_devices(struct kunit *test)
+{
+	struct ib_device *da, *db;
+	struct shca_ot_mad *tx, *rx;
+	struct ib_mad_send_buf *msg;
+	struct ib_vendor_mad *vm;
+	struct rdma_ah_attr ah_attr = {};
+	struct ib_ah *ah;
+	union ib_gid dgid;
+	int i;
+
+	shca_test_devices(test, true, &da, &db);
+	tx = shca_ot_agent(test, da, false);
+	rx = shca_ot_agent(test, db, true);
+
+	KUNIT_ASSERT_EQ(test, 0, rdma_query_gid(db, 1, SHCA_TEST_SGID, &dgid));
+	ah_attr.type = rdma_ah_find_type(da, 1);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	rdma_ah_set_grh(&ah_attr, &dgid, 0, SHCA_TEST_SGID, 64, 0);
+	eth_broadcast_addr(ah_attr.roce.dmac);
+	ah = rdma_create_ah(tx->agent->qp->pd, &ah_attr,
+			    RDMA_CREATE_AH_SLEEPABLE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+				shca_ot_destroy_ah, ah));
+
+	msg = ib_create_send_mad(tx->agent, SHCA_HW_GSI_QPN, 0, 0, IB_MGMT_VENDOR_HDR,
+				 IB_MGMT_VENDOR_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(msg));
+	vm = msg->mad;
+	vm->mad_hdr.base_version = IB_MGMT_BASE_VERSION;
+	vm->mad_hdr.mgmt_class = SHCA_OT_MAD_CLASS;
+	vm->mad_hdr.class_version = 1;
+	vm->mad_hdr.method = IB_MGMT_METHOD_GET;
+	vm->mad_hdr.tid = cpu_to_be64(0x5348ca);
+	vm->oui[1] = 0x53;
+	vm->oui[2] = 0x48;
+	for (i = 0; i < sizeof(rx->data); i++)
+		vm->data[i] = 0xc0 + i;
+	msg->ah = ah;
+	msg->timeout_ms = 0;
+	msg->retries = 0;
+	KUNIT_ASSERT_EQ(test, 0, ib_post_send_mad(msg, NULL));
+
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&tx->done, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, tx->status);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&rx->done, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, rx->status);
+	for (i = 0; i < sizeof(rx->data); i++)
+		KUNIT_EXPECT_EQ(test, 0xc0 + i, rx->data[i]);
+}
+
+static struct kunit_case shca_gsi_cases[] = {
+	KUNIT_CASE(shca_test_gsi_mad_between_devices),
+	{}
+};
+
+static struct kunit_suite shca_gsi_suite = {
+	.name = "shca_gsi",
+	.test_cases = shca_gsi_cases,
+};
+
+static void shca_test_query_qp(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	struct ib_device *da, *db;
+	union ib_gid dgid;
+
+	shca_test_devices(test, true, &da, &db);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, NULL, 16, 8);
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, ib_query_qp(a->qp, &attr, IB_QP_STATE, &init));
+	KUNIT_EXPECT_EQ(test, IB_QPS_RTS, attr.qp_state);
+	KUNIT_EXPECT_EQ(test, b->qp->qp_num, attr.dest_qp_num);
+	KUNIT_EXPECT_EQ(test, IB_MTU_1024, attr.path_mtu);
+	KUNIT_EXPECT_EQ(test, 4, attr.timeout);
+	KUNIT_EXPECT_EQ(test, 2, attr.retry_cnt);
+	KUNIT_EXPECT_EQ(test, 2, attr.rnr_retry);
+	KUNIT_EXPECT_EQ(test, 4, attr.max_rd_atomic);
+	KUNIT_EXPECT_EQ(test, 4, attr.max_dest_rd_atomic);
+	KUNIT_EXPECT_EQ(test, 1U, attr.sq_psn);
+	KUNIT_EXPECT_TRUE(test, attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC);
+	KUNIT_EXPECT_EQ(test, 8U, attr.cap.max_send_wr);
+	KUNIT_EXPECT_EQ(test, 4U, attr.cap.max_send_sge);
+	KUNIT_EXPECT_EQ(test, 64U, attr.cap.max_inline_data);
+	KUNIT_EXPECT_EQ(test, SHCA_TEST_SGID,
+			rdma_ah_read_grh(&attr.ah_attr)->sgid_index);
+	KUNIT_ASSERT_EQ(test, 0, rdma_query_gid(db, 1, SHCA_TEST_SGID, &dgid));
+	KUNIT_EXPECT_MEMEQ(test, dgid.raw,
+			   rdma_ah_read_grh(&attr.ah_attr)->dgid.raw, 16);
+	KUNIT_EXPECT_PTR_EQ(test, a->cq, init.send_cq);
+	KUNIT_EXPECT_EQ(test, IB_QPT_RC, init.qp_type);
+}
+
+static void shca_test_illegal_transitions(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_qp_attr attr = { .port_num = 1 };
+	struct ib_device *da, *db;
+
+	shca_test_devices(test, false, &da, &db);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, NULL, 16, 8);
+	attr.qp_state = IB_QPS_RTR;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(a->qp, &attr,
+						    IB_QP_STATE));
+	attr.qp_state = IB_QPS_RTS;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(a->qp, &attr,
+						    IB_QP_STATE));
+	/* RESET to INIT needs its attributes. */
+	attr.qp_state = IB_QPS_INIT;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(a->qp, &attr,
+						    IB_QP_STATE));
+	/* The P_Key table has one entry. */
+	attr.pkey_index = 1;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(a->qp, &attr,
+			IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+			IB_QP_ACCESS_FLAGS));
+	KUNIT_EXPECT_EQ(test, IB_QPS_RESET, shca_test_qp_state(a));
+	attr.pkey_index = 0;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr,
+			IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+			IB_QP_ACCESS_FLAGS));
+	/* INIT to RTS skips RTR. */
+	attr.qp_state = IB_QPS_RTS;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(a->qp, &attr,
+						    IB_QP_STATE));
+	/* A current state that is not the current state. */
+	attr.qp_state = IB_QPS_ERR;
+	attr.cur_qp_state = IB_QPS_RTS;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(a->qp, &attr,
+						    IB_QP_STATE |
+						    IB_QP_CUR_STATE));
+	KUNIT_EXPECT_EQ(test, IB_QPS_INIT, shca_test_qp_state(a));
+	/* Back to RESET and up again: the QP is reusable. */
+	attr.qp_state = IB_QPS_RESET;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr, IB_QP_STATE));
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1,
+						      0, 0, 8, 0));
+	shca_ot_expect(test, a, IB_WC_SUCCESS, 1);
+}
+
+/**
+ * struct shca_bad_qp - QP creation attributes the device refuses
+ * @name: what is wrong
+ * @type: QP type
+ * @cap: queue sizes
+ * @flags: create flags
+ * @err: the errno expected
+ */
+struct shca_bad_qp {
+	const char *name;
+	enum ib_qp_type type;
+	struct ib_qp_cap cap;
+	u32 flags;
+	int err;
+};
+
+#define SHCA_CAP(sw, rw, ss, rs, il) \
+	{ .max_send_wr = sw, .max_recv_wr = rw, .max_send_sge = ss, \
+	  .max_recv_sge = rs, .max_inline_data = il }
+
+static const struct shca_bad_qp shca_bad_qps[] = {
+	{ "no_send_wr", IB_QPT_RC, SHCA_CAP(0, 8, 1, 1, 0), 0, -EINVAL },
+	{ "no_recv_wr", IB_QPT_RC, SHCA_CAP(8, 0, 1, 1, 0), 0, -EINVAL },
+	{ "send_wr_over_max", IB_QPT_RC, SHCA_CAP(1 << 15, 8, 1, 1, 0), 0,
+	  -EINVAL },
+	{ "send_sge_over_max", IB_QPT_UC, SHCA_CAP(8, 8, 17, 1, 0), 0,
+	  -EINVAL },
+	{ "recv_sge_over_max", IB_QPT_UD, SHCA_CAP(8, 8, 1, 17, 0), 0,
+	  -EINVAL },
+	{ "inline_over_max", IB_QPT_RC, SHCA_CAP(8, 8, 1, 1, 257), 0,
+	  -EINVAL },
+	{ "raw_packet", IB_QPT_RAW_PACKET, SHCA_CAP(8, 8, 1, 1, 0), 0,
+	  -EOPNOTSUPP },
+	{ "create_flags", IB_QPT_RC, SHCA_CAP(8, 8, 1, 1, 0),
+	  IB_QP_CREATE_SCATTER_FCS, -EOPNOTSUPP },
+};
+
+static void shca_bad_qp_desc(const struct shca_bad_qp *p, char *desc)
+{
+	strscpy(desc, p->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_bad_qp, shca_bad_qps, shca_bad_qp_desc);
+
+static void shca_test_create_qp_refused(struct kunit *test)
+{
+	const struct shca_bad_qp *p = test->param_value;
+	struct shca_tq *a = shca_test_tq_new(test);
+	struct ib_device *da, *db;
+	struct ib_qp_init_attr init = {};
+	struct ib_qp *qp;
+
+	shca_test_devices(test, false, &da, &db);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	init.qp_type = p->type;
+	init.cap = p->cap;
+	init.create_flags = p->flags;
+	init.send_cq = a->cq;
+	init.recv_cq = a->cq;
+	init.port_num = 1;
+	qp = ib_create_qp(a->pd, &init);
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	KUNIT_EXPECT_EQ(test, p->err, PTR_ERR_OR_ZERO(qp));
+}
+
+static void shca_test_gsi_qp_up(struct kunit *test)
+{
+	struct ib_device *da, *db;
+	struct shca_hw_qp_query q;
+
+	shca_test_devices(test, false, &da, &db);
+	/* ib_mad created QP1 at registration and brought it to RTS. */
+	KUNIT_ASSERT_EQ(test, 0, shca_cmd_query_qp(to_shca_dev(da),
+						   SHCA_HW_GSI_QPN, &q));
+	KUNIT_EXPECT_EQ(test, (u32)SHCA_QPT_GSI, q.type);
+	KUNIT_EXPECT_EQ(test, (u32)SHCA_QPS_RTS, q.attr.state);
+	KUNIT_EXPECT_EQ(test, (u32)IB_QP1_QKEY, q.attr.qkey);
+}
+
+static void shca_test_qpn_not_reissued(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test);
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.cap = SHCA_CAP(4, 4, 1, 1, 0),
+	};
+	struct ib_device *da, *db;
+	struct ib_qp *qp;
+	u32 first;
+
+	shca_test_devices(test, false, &da, &db);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	init.send_cq = a->cq;
+	init.recv_cq = a->cq;
+	qp = ib_create_qp(a->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	first = qp->qp_num;
+	KUNIT_ASSERT_EQ(test, 0, ib_destroy_qp(qp));
+	qp = ib_create_qp(a->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	/* Cyclic allocation: the freed number is not the next one out. */
+	KUNIT_EXPECT_NE(test, first, qp->qp_num);
+	KUNIT_EXPECT_LE(test, qp->qp_num, 0xffffffU);
+	KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(qp));
+}
+
+static void shca_test_ah_roundtrip(struct kunit *test)
+{
+	struct rdma_ah_attr attr = {}, back = {};
+	struct ib_device *da, *db;
+	struct ib_pd *pd;
+	struct ib_ah *ah;
+	union ib_gid dgid;
+
+	shca_test_devices(test, true, &da, &db);
+	pd = ib_alloc_pd(da, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+	KUNIT_ASSERT_EQ(test, 0, rdma_query_gid(db, 1, SHCA_TEST_SGID, &dgid));
+	attr.type = rdma_ah_find_type(da, 1);
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_sl(&attr, 3);
+	rdma_ah_set_grh(&attr, &dgid, 0x12345, SHCA_TEST_SGID, 17, 0x28);
+	eth_broadcast_addr(attr.roce.dmac);
+	/* Address handles are made from atomic context too. */
+	ah = rdma_create_ah(pd, &attr, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
+	KUNIT_EXPECT_EQ(test, 0, rdma_query_ah(ah, &back));
+	KUNIT_EXPECT_MEMEQ(test, dgid.raw, rdma_ah_read_grh(&back)->dgid.raw,
+			   16);
+	KUNIT_EXPECT_EQ(test, 0x12345U, rdma_ah_read_grh(&back)->flow_label);
+	KUNIT_EXPECT_EQ(test, 17, rdma_ah_read_grh(&back)->hop_limit);
+	KUNIT_EXPECT_EQ(test, 0x28, rdma_ah_read_grh(&back)->traffic_class);
+	KUNIT_EXPECT_EQ(test, 3, rdma_ah_get_sl(&back));
+	rdma_destroy_ah_attr(&back);
+	rdma_destroy_ah(ah, 0);
+	ib_dealloc_pd(pd);
+}
+
+static void shca_test_fast_reg_mr_limits(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test);
+	struct ib_device *da, *db;
+	struct scatterlist sg[3];
+	struct ib_mr *mr;
+	int i;
+
+	shca_test_devices(test, false, &da, &db);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	mr = ib_alloc_mr(a->pd, IB_MR_TYPE_MEM_REG,
+			 da->attrs.max_fast_reg_page_list_len + 1);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(mr));
+	mr = ib_alloc_mr(a->pd, IB_MR_TYPE_MEM_REG, 2);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	sg_init_table(sg, 3);
+	for (i = 0; i < 3; i++) {
+		sg_dma_address(&sg[i]) = a->addr + i * 2 * PAGE_SIZE;
+		sg_dma_len(&sg[i]) = PAGE_SIZE;
+	}
+	/* Three discontiguous pages do not fit a list of two. */
+	KUNIT_EXPECT_EQ(test, 2, ib_map_mr_sg(mr, sg, 3, NULL, PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, 0, ib_dereg_mr(mr));
+}
+
+static void shca_test_netdev_of_port(struct kunit *test)
+{
+	struct net_device *ndev = shca_test_netdev(test);
+	struct ib_device *dev = shca_test_add(test, SHCA_TEST_DEV, ndev);
+	struct net_device *got = ib_device_get_netdev(dev, 1);
+
+	KUNIT_EXPECT_PTR_EQ(test, ndev, got);
+	if (got)
+		dev_put(got);
+}
+
+static struct kunit_case shca_object_cases[] = {
+	KUNIT_CASE(shca_test_query_qp),
+	KUNIT_CASE(shca_test_illegal_transitions),
+	KUNIT_CASE_PARAM(shca_test_create_qp_refused, shca_bad_qp_gen_params),
+	KUNIT_CASE(shca_test_gsi_qp_up),
+	KUNIT_CASE(shca_test_qpn_not_reissued),
+	KUNIT_CASE(shca_test_ah_roundtrip),
+	KUNIT_CASE(shca_test_fast_reg_mr_limits),
+	KUNIT_CASE(shca_test_netdev_of_port),
+	{}
+};
+
+static struct kunit_suite shca_object_suite = {
+	.name = "shca_objects",
+	.test_cases = shca_object_cases,
+};
+
+kunit_test_suites(&shca_srq_suite, &shca_gsi_suite, &shca_object_suite);
