@@ -15,9 +15,11 @@ static void shca_hw_free(void *hw)
 static struct shca_hw *shca_test_hw(struct kunit *test)
 {
 	struct shca_hw *hw = shca_hw_create();
+	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, hw);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, shca_hw_free, hw));
+	err = kunit_add_action_or_reset(test, shca_hw_free, hw);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	return hw;
 }
 
@@ -187,7 +189,8 @@ static void shca_test_injected_failure_fires_once(struct kunit *test)
 	struct shca_hw_cmd other = { .opcode = SHCA_CMD_QUERY_PORT, .port = 1 };
 
 	KUNIT_EXPECT_EQ(test, -1, shca_hw_injected_cmd_failure(hw));
-	KUNIT_ASSERT_EQ(test, 0, shca_hw_inject_cmd_failure(hw, SHCA_CMD_QUERY_CAPS));
+	KUNIT_ASSERT_EQ(test, 0,
+			shca_hw_inject_cmd_failure(hw, SHCA_CMD_QUERY_CAPS));
 	KUNIT_EXPECT_EQ(test, SHCA_CMD_QUERY_CAPS,
 			shca_hw_injected_cmd_failure(hw));
 
@@ -207,7 +210,8 @@ static void shca_test_injected_failure_fires_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -1, shca_hw_injected_cmd_failure(hw));
 
 	/* A pending injection can be cancelled. */
-	KUNIT_ASSERT_EQ(test, 0, shca_hw_inject_cmd_failure(hw, SHCA_CMD_QUERY_CAPS));
+	KUNIT_ASSERT_EQ(test, 0,
+			shca_hw_inject_cmd_failure(hw, SHCA_CMD_QUERY_CAPS));
 	KUNIT_ASSERT_EQ(test, 0, shca_hw_inject_cmd_failure(hw, -1));
 	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
 }

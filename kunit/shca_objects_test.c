@@ -59,10 +59,11 @@ static struct shca_ot_srq *shca_ot_srq(struct kunit *test,
 		.attr = { .max_wr = wr, .max_sge = 1, .srq_limit = limit },
 		.srq_type = IB_SRQT_BASIC,
 	};
+	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-						shca_ot_srq_free, s));
+	err = kunit_add_action_or_reset(test, shca_ot_srq_free, s);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	s->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(s->pd));
 	init.srq_type = IB_SRQT_BASIC;
@@ -74,14 +75,16 @@ static struct shca_ot_srq *shca_ot_srq(struct kunit *test,
 
 static void shca_test_srq_shared_by_two_qps(struct kunit *test)
 {
-	struct shca_tq *a1 = shca_test_tq_new(test), *b1 = shca_test_tq_new(test);
-	struct shca_tq *a2 = shca_test_tq_new(test), *b2 = shca_test_tq_new(test);
+	struct shca_tq *a1 = shca_test_tq_new(test);
+	struct shca_tq *b1 = shca_test_tq_new(test);
+	struct shca_tq *a2 = shca_test_tq_new(test);
+	struct shca_tq *b2 = shca_test_tq_new(test);
 	const struct ib_recv_wr *bad;
 	struct ib_recv_wr rwr = {};
 	struct ib_device *da, *db;
 	struct shca_ot_srq *s;
 	struct ib_wc wc[2];
-	int i;
+	int i, err;
 
 	shca_test_devices(test, true, &da, &db);
 	s = shca_ot_srq(test, db, 8, 0);
@@ -99,13 +102,13 @@ static void shca_test_srq_shared_by_two_qps(struct kunit *test)
 
 	/* The SRQ hands its WQEs out in the order they were posted. */
 	for (i = 0; i < 2; i++) {
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a1, b1,
-					IB_WR_SEND, i, 0, 0, 32, 0));
+		err = shca_test_post_send(a1, b1, IB_WR_SEND, i, 0, 0, 32, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
 		shca_ot_expect(test, a1, IB_WC_SUCCESS, i);
 	}
 	for (i = 0; i < 2; i++) {
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a2, b2,
-					IB_WR_SEND, i, 0, 0, 32, 0));
+		err = shca_test_post_send(a2, b2, IB_WR_SEND, i, 0, 0, 32, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
 		shca_ot_expect(test, a2, IB_WC_SUCCESS, i);
 	}
 	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(b1, wc, 2));
@@ -123,7 +126,7 @@ static void shca_test_srq_full_and_recycled(struct kunit *test)
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_device *da, *db;
 	struct shca_ot_srq *s;
-	int i;
+	int i, err;
 
 	shca_test_devices(test, false, &da, &db);
 	s = shca_ot_srq(test, db, 4, 0);
@@ -134,8 +137,8 @@ static void shca_test_srq_full_and_recycled(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
 	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
 	/* A polled completion frees its slot for the next post. */
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 9, 0,
-						      0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 9, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_ot_expect(test, a, IB_WC_SUCCESS, 9);
 	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
 	shca_ot_expect(test, b, IB_WC_SUCCESS, 0);
@@ -149,7 +152,7 @@ static void shca_test_srq_limit_event(struct kunit *test)
 	unsigned long end = jiffies + 5 * HZ;
 	struct ib_device *da, *db;
 	struct shca_ot_srq *s;
-	int i;
+	int i, err;
 
 	shca_test_devices(test, false, &da, &db);
 	s = shca_ot_srq(test, db, 8, 0);
@@ -163,14 +166,14 @@ static void shca_test_srq_limit_event(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 3U, attr.srq_limit);
 	/* Five posted, a limit of three: the third receive crosses it. */
 	for (i = 0; i < 2; i++) {
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND,
-							      i, 0, 0, 8, 0));
+		err = shca_test_post_send(a, b, IB_WR_SEND, i, 0, 0, 8, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
 		shca_ot_expect(test, a, IB_WC_SUCCESS, i);
 	}
 	KUNIT_EXPECT_FALSE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
 					  &s->events));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 2, 0, 0,
-						      8, 0));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 2, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_ot_expect(test, a, IB_WC_SUCCESS, 2);
 	while (!test_bit(IB_EVENT_SRQ_LIMIT_REACHED, &s->events) &&
 	       !time_after(jiffies, end))
@@ -194,6 +197,7 @@ static void shca_test_srq_last_wqe(struct kunit *test)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_device *da, *db;
 	struct shca_ot_srq *s;
+	int err;
 
 	shca_test_devices(test, false, &da, &db);
 	s = shca_ot_srq(test, db, 8, 0);
@@ -202,8 +206,8 @@ static void shca_test_srq_last_wqe(struct kunit *test)
 	shca_test_connect(test, a, b);
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 1, 0, 256));
 	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(b->qp, &attr, IB_QP_STATE));
-	KUNIT_EXPECT_EQ(test, 0, shca_test_wait_event(b,
-				IB_EVENT_QP_LAST_WQE_REACHED));
+	err = shca_test_wait_event(b, IB_EVENT_QP_LAST_WQE_REACHED);
+	KUNIT_EXPECT_EQ(test, 0, err);
 	/* The SRQ's WQEs are not the QP's to flush. */
 	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(b->cq, 1, &(struct ib_wc){}));
 }
@@ -273,6 +277,7 @@ static struct shca_ot_mad *shca_ot_agent(struct kunit *test,
 		.mgmt_class_version = 1,
 		.oui = { 0x00, 0x53, 0x48 },
 	};
+	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, m);
 	init_completion(&m->done);
@@ -283,8 +288,8 @@ static struct shca_ot_mad *shca_ot_agent(struct kunit *test,
 					 receiver ? shca_ot_mad_recv : NULL,
 					 m, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(m->agent));
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-				shca_ot_mad_unregister, m->agent));
+	err = kunit_add_action_or_reset(test, shca_ot_mad_unregister, m->agent);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	return m;
 }
 
@@ -302,7 +307,7 @@ static void shca_test_gsi_mad_between_devices(struct kunit *test)
 	struct rdma_ah_attr ah_attr = {};
 	struct ib_ah *ah;
 	union ib_gid dgid;
-	int i;
+	int i, err;
 
 	shca_test_devices(test, true, &da, &db);
 	tx = shca_ot_agent(test, da, false);
@@ -316,12 +321,12 @@ static void shca_test_gsi_mad_between_devices(struct kunit *test)
 	ah = rdma_create_ah(tx->agent->qp->pd, &ah_attr,
 			    RDMA_CREATE_AH_SLEEPABLE);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-				shca_ot_destroy_ah, ah));
+	err = kunit_add_action_or_reset(test, shca_ot_destroy_ah, ah);
+	KUNIT_ASSERT_EQ(test, 0, err);
 
-	msg = ib_create_send_mad(tx->agent, SHCA_HW_GSI_QPN, 0, 0, IB_MGMT_VENDOR_HDR,
-				 IB_MGMT_VENDOR_DATA, GFP_KERNEL,
-				 IB_MGMT_BASE_VERSION);
+	msg = ib_create_send_mad(tx->agent, SHCA_HW_GSI_QPN, 0, 0,
+				 IB_MGMT_VENDOR_HDR, IB_MGMT_VENDOR_DATA,
+				 GFP_KERNEL, IB_MGMT_BASE_VERSION);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(msg));
 	vm = msg->mad;
 	vm->mad_hdr.base_version = IB_MGMT_BASE_VERSION;
@@ -396,6 +401,7 @@ static void shca_test_illegal_transitions(struct kunit *test)
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_qp_attr attr = { .port_num = 1 };
 	struct ib_device *da, *db;
+	int err;
 
 	shca_test_devices(test, false, &da, &db);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
@@ -412,14 +418,14 @@ static void shca_test_illegal_transitions(struct kunit *test)
 						    IB_QP_STATE));
 	/* The P_Key table has one entry. */
 	attr.pkey_index = 1;
-	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(a->qp, &attr,
-			IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-			IB_QP_ACCESS_FLAGS));
+	err = ib_modify_qp(a->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	KUNIT_EXPECT_EQ(test, -EINVAL, err);
 	KUNIT_EXPECT_EQ(test, IB_QPS_RESET, shca_test_qp_state(a));
 	attr.pkey_index = 0;
-	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr,
-			IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-			IB_QP_ACCESS_FLAGS));
+	err = ib_modify_qp(a->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	/* INIT to RTS skips RTR. */
 	attr.qp_state = IB_QPS_RTS;
 	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(a->qp, &attr,
@@ -435,8 +441,8 @@ static void shca_test_illegal_transitions(struct kunit *test)
 	attr.qp_state = IB_QPS_RESET;
 	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr, IB_QP_STATE));
 	shca_test_connect(test, a, b);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1,
-						      0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_ot_expect(test, a, IB_WC_SUCCESS, 1);
 }
 

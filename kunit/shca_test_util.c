@@ -91,7 +91,7 @@ static void shca_test_unregister(void *ibdev)
  * Return: the device.
  */
 struct ib_device *shca_test_add(struct kunit *test, const char *name,
-				       struct net_device *ndev)
+				struct net_device *ndev)
 {
 	struct ib_device *ibdev;
 	int err;
@@ -103,7 +103,6 @@ struct ib_device *shca_test_add(struct kunit *test, const char *name,
 	KUNIT_ASSERT_EQ(test, 0, err);
 	return ibdev;
 }
-
 
 /**
  * shca_test_devices() - one or two shca devices for a test
@@ -190,6 +189,7 @@ void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
 		.event_handler = shca_test_qp_event,
 		.qp_context = tq,
 	};
+	int err;
 
 	memset(tq, 0, sizeof(*tq));
 	tq->test = test;
@@ -197,8 +197,8 @@ void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
 	tq->srq = srq;
 	tq->rnr_retry = 2;
 	tq->retry_cnt = 2;
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-						shca_test_tq_fini, tq));
+	err = kunit_add_action_or_reset(test, shca_test_tq_fini, tq);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	/* A QP on an SRQ shares the SRQ's PD. */
 	tq->pd = srq ? srq->pd : ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(tq->pd));
@@ -475,10 +475,12 @@ int shca_test_post_send(struct shca_tq *tq, struct shca_tq *peer,
 	}
 	wr->wr_id = wr_id;
 	wr->opcode = opcode;
-	if (opcode == IB_WR_SEND_WITH_IMM || opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+	if (opcode == IB_WR_SEND_WITH_IMM ||
+	    opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wr->ex.imm_data = cpu_to_be32(SHCA_TEST_IMM);
 	wr->send_flags = flags & SHCA_TEST_UNSIGNALED ?
-			 flags & ~SHCA_TEST_UNSIGNALED : IB_SEND_SIGNALED | flags;
+			 flags & ~SHCA_TEST_UNSIGNALED :
+			 IB_SEND_SIGNALED | flags;
 	wr->sg_list = &sge;
 	wr->num_sge = len || opcode != IB_WR_SEND ? 1 : 0;
 	return ib_post_send(tq->qp, wr, NULL);

@@ -30,34 +30,99 @@ struct shca_traffic_case {
 	bool inline_data;
 };
 
-#define SHCA_TT(t, o, i) \
-	{ .type = t, .op = o, .two = false, .inline_data = i }, \
-	{ .type = t, .op = o, .two = true, .inline_data = i }
-
 static const struct shca_traffic_case shca_traffic_cases[] = {
-	SHCA_TT(IB_QPT_RC, IB_WR_SEND, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_SEND, true),
-	SHCA_TT(IB_QPT_RC, IB_WR_SEND_WITH_IMM, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_SEND_WITH_INV, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_RDMA_WRITE, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_RDMA_WRITE, true),
-	SHCA_TT(IB_QPT_RC, IB_WR_RDMA_WRITE_WITH_IMM, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_RDMA_READ, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_ATOMIC_CMP_AND_SWP, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_ATOMIC_FETCH_AND_ADD, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_LOCAL_INV, false),
-	SHCA_TT(IB_QPT_RC, IB_WR_REG_MR, false),
-	SHCA_TT(IB_QPT_UC, IB_WR_SEND, false),
-	SHCA_TT(IB_QPT_UC, IB_WR_SEND_WITH_IMM, false),
-	SHCA_TT(IB_QPT_UC, IB_WR_SEND_WITH_INV, false),
-	SHCA_TT(IB_QPT_UC, IB_WR_RDMA_WRITE, false),
-	SHCA_TT(IB_QPT_UC, IB_WR_RDMA_WRITE, true),
-	SHCA_TT(IB_QPT_UC, IB_WR_RDMA_WRITE_WITH_IMM, false),
-	SHCA_TT(IB_QPT_UC, IB_WR_LOCAL_INV, false),
-	SHCA_TT(IB_QPT_UC, IB_WR_REG_MR, false),
-	SHCA_TT(IB_QPT_UD, IB_WR_SEND, false),
-	SHCA_TT(IB_QPT_UD, IB_WR_SEND, true),
-	SHCA_TT(IB_QPT_UD, IB_WR_SEND_WITH_IMM, false),
+	{ .type = IB_QPT_RC, .op = IB_WR_SEND,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_SEND,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_SEND,
+	  .two = false, .inline_data = true },
+	{ .type = IB_QPT_RC, .op = IB_WR_SEND,
+	  .two = true, .inline_data = true },
+	{ .type = IB_QPT_RC, .op = IB_WR_SEND_WITH_IMM,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_SEND_WITH_IMM,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_SEND_WITH_INV,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_SEND_WITH_INV,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_RDMA_WRITE,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_RDMA_WRITE,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_RDMA_WRITE,
+	  .two = false, .inline_data = true },
+	{ .type = IB_QPT_RC, .op = IB_WR_RDMA_WRITE,
+	  .two = true, .inline_data = true },
+	{ .type = IB_QPT_RC, .op = IB_WR_RDMA_WRITE_WITH_IMM,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_RDMA_WRITE_WITH_IMM,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_RDMA_READ,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_RDMA_READ,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_ATOMIC_CMP_AND_SWP,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_ATOMIC_CMP_AND_SWP,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_ATOMIC_FETCH_AND_ADD,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_ATOMIC_FETCH_AND_ADD,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_LOCAL_INV,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_LOCAL_INV,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_REG_MR,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_RC, .op = IB_WR_REG_MR,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_SEND,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_SEND,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_SEND_WITH_IMM,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_SEND_WITH_IMM,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_SEND_WITH_INV,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_SEND_WITH_INV,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_RDMA_WRITE,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_RDMA_WRITE,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_RDMA_WRITE,
+	  .two = false, .inline_data = true },
+	{ .type = IB_QPT_UC, .op = IB_WR_RDMA_WRITE,
+	  .two = true, .inline_data = true },
+	{ .type = IB_QPT_UC, .op = IB_WR_RDMA_WRITE_WITH_IMM,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_RDMA_WRITE_WITH_IMM,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_LOCAL_INV,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_LOCAL_INV,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_REG_MR,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UC, .op = IB_WR_REG_MR,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UD, .op = IB_WR_SEND,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UD, .op = IB_WR_SEND,
+	  .two = true, .inline_data = false },
+	{ .type = IB_QPT_UD, .op = IB_WR_SEND,
+	  .two = false, .inline_data = true },
+	{ .type = IB_QPT_UD, .op = IB_WR_SEND,
+	  .two = true, .inline_data = true },
+	{ .type = IB_QPT_UD, .op = IB_WR_SEND_WITH_IMM,
+	  .two = false, .inline_data = false },
+	{ .type = IB_QPT_UD, .op = IB_WR_SEND_WITH_IMM,
+	  .two = true, .inline_data = false },
 };
 
 static void shca_traffic_desc(const struct shca_traffic_case *c, char *desc)
@@ -141,20 +206,21 @@ static void shca_tt_send(struct shca_tt *t)
 	u32 hdr = ud ? 40 : 0;
 	union ib_gid sgid, dgid, want;
 	struct ib_wc *wc;
+	int err;
 
 	shca_fill(t->a.buf, len, 3);
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(&t->b, 7, 0, 4096));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(&t->a, &t->b, c->op, 5,
-						      0, 0, len,
-						      c->inline_data ?
-						      IB_SEND_INLINE : 0));
+	err = shca_test_post_send(&t->a, &t->b, c->op, 5, 0, 0, len,
+				  c->inline_data ? IB_SEND_INLINE : 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_SEND, 5);
 	wc = shca_tt_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV, 7);
 	KUNIT_EXPECT_EQ(test, len + hdr, wc->byte_len);
 	KUNIT_EXPECT_MEMEQ(test, t->a.buf, t->b.buf + hdr, len);
 	if (c->op == IB_WR_SEND_WITH_IMM) {
 		KUNIT_EXPECT_TRUE(test, wc->wc_flags & IB_WC_WITH_IMM);
-		KUNIT_EXPECT_EQ(test, cpu_to_be32(SHCA_TEST_IMM), wc->ex.imm_data);
+		KUNIT_EXPECT_EQ(test, SHCA_TEST_IMM,
+				be32_to_cpu(wc->ex.imm_data));
 	} else {
 		KUNIT_EXPECT_FALSE(test, wc->wc_flags & IB_WC_WITH_IMM);
 	}
@@ -168,14 +234,14 @@ static void shca_tt_send(struct shca_tt *t)
 	/* The default RoCE v2 GID is IPv6 link-local: an IPv6 header. */
 	KUNIT_EXPECT_EQ(test, RDMA_NETWORK_IPV6, wc->network_hdr_type);
 	/* ib_core reads the sender and receiver back from the header. */
-	KUNIT_ASSERT_EQ(test, 0, ib_get_gids_from_rdma_hdr(
-				(union rdma_network_hdr *)t->b.buf,
-				wc->network_hdr_type, &sgid, &dgid));
-	KUNIT_ASSERT_EQ(test, 0, rdma_query_gid(t->a.dev, 1, SHCA_TEST_SGID,
-						&want));
+	err = ib_get_gids_from_rdma_hdr((union rdma_network_hdr *)t->b.buf,
+					wc->network_hdr_type, &sgid, &dgid);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	err = rdma_query_gid(t->a.dev, 1, SHCA_TEST_SGID, &want);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_EXPECT_MEMEQ(test, want.raw, sgid.raw, sizeof(sgid.raw));
-	KUNIT_ASSERT_EQ(test, 0, rdma_query_gid(t->b.dev, 1, SHCA_TEST_SGID,
-						&want));
+	err = rdma_query_gid(t->b.dev, 1, SHCA_TEST_SGID, &want);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_EXPECT_MEMEQ(test, want.raw, dgid.raw, sizeof(dgid.raw));
 }
 
@@ -185,14 +251,14 @@ static void shca_tt_write(struct shca_tt *t)
 	struct kunit *test = t->test;
 	u32 len = c->inline_data ? 60 : SHCA_TT_LEN;
 	struct ib_wc *wc;
+	int err;
 
 	shca_fill(t->a.buf, len, 11);
 	if (c->op == IB_WR_RDMA_WRITE_WITH_IMM)
 		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(&t->b, 9, 0, 16));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(&t->a, &t->b, c->op, 6, 0,
-						      SHCA_TT_REMOTE, len,
-						      c->inline_data ?
-						      IB_SEND_INLINE : 0));
+	err = shca_test_post_send(&t->a, &t->b, c->op, 6, 0, SHCA_TT_REMOTE,
+				  len, c->inline_data ? IB_SEND_INLINE : 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 6);
 	KUNIT_EXPECT_MEMEQ(test, t->a.buf, t->b.buf + SHCA_TT_REMOTE, len);
 	if (c->op != IB_WR_RDMA_WRITE_WITH_IMM) {
@@ -202,19 +268,19 @@ static void shca_tt_write(struct shca_tt *t)
 	wc = shca_tt_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM, 9);
 	KUNIT_EXPECT_EQ(test, len, wc->byte_len);
 	KUNIT_EXPECT_TRUE(test, wc->wc_flags & IB_WC_WITH_IMM);
-	KUNIT_EXPECT_EQ(test, cpu_to_be32(SHCA_TEST_IMM), wc->ex.imm_data);
+	KUNIT_EXPECT_EQ(test, SHCA_TEST_IMM, be32_to_cpu(wc->ex.imm_data));
 }
 
 static void shca_tt_read(struct shca_tt *t)
 {
 	struct kunit *test = t->test;
+	int err;
 
 	shca_fill(t->b.buf + SHCA_TT_REMOTE, SHCA_TT_LEN, 21);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(&t->a, &t->b,
-						      IB_WR_RDMA_READ, 8,
-						      SHCA_TT_READ_DST,
-						      SHCA_TT_REMOTE,
-						      SHCA_TT_LEN, 0));
+	err = shca_test_post_send(&t->a, &t->b, IB_WR_RDMA_READ, 8,
+				  SHCA_TT_READ_DST, SHCA_TT_REMOTE,
+				  SHCA_TT_LEN, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 8);
 	KUNIT_EXPECT_MEMEQ(test, t->b.buf + SHCA_TT_REMOTE,
 			   t->a.buf + SHCA_TT_READ_DST, SHCA_TT_LEN);
@@ -236,11 +302,12 @@ static struct ib_mr *shca_tt_fast_reg(struct shca_tt *t, struct shca_tq *tq,
 	struct scatterlist sg[2];
 	struct ib_reg_wr wr = {};
 	struct ib_mr *mr;
+	int err;
 
 	mr = ib_alloc_mr(tq->pd, IB_MR_TYPE_MEM_REG, 2);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-						shca_tt_free_mr, mr));
+	err = kunit_add_action_or_reset(test, shca_tt_free_mr, mr);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	sg_init_table(sg, 2);
 	sg_dma_address(&sg[0]) = tq->addr + first;
 	sg_dma_len(&sg[0]) = PAGE_SIZE;
@@ -294,6 +361,7 @@ static void shca_tt_atomics(struct shca_tt *t)
 	struct kunit *test = t->test;
 	enum ib_wc_opcode wc_op;
 	struct ib_mr *mr;
+	int err;
 
 	wc_op = cs ? IB_WC_COMP_SWAP : IB_WC_FETCH_ADD;
 	/* The PD's global rkey has no atomic right; this MR has. */
@@ -302,13 +370,13 @@ static void shca_tt_atomics(struct shca_tt *t)
 			      IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC);
 	*target = 100;
 	/* The first compare matches, the second does not. */
-	KUNIT_ASSERT_EQ(test, 0, shca_tt_atomic(t, mr, t->c->op,
-						 cs ? 100 : 23, 555));
+	err = shca_tt_atomic(t, mr, t->c->op, cs ? 100 : 23, 555);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_tt_one(t, &t->a, IB_WC_SUCCESS, wc_op, t->c->op);
 	KUNIT_EXPECT_EQ(test, 100ULL, *result);
 	KUNIT_EXPECT_EQ(test, cs ? 555ULL : 123ULL, *target);
-	KUNIT_ASSERT_EQ(test, 0, shca_tt_atomic(t, mr, t->c->op,
-						 cs ? 100 : 1, 777));
+	err = shca_tt_atomic(t, mr, t->c->op, cs ? 100 : 1, 777);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_tt_one(t, &t->a, IB_WC_SUCCESS, wc_op, t->c->op);
 	KUNIT_EXPECT_EQ(test, cs ? 555ULL : 123ULL, *result);
 	KUNIT_EXPECT_EQ(test, cs ? 555ULL : 124ULL, *target);
@@ -365,6 +433,7 @@ static void shca_tt_send_inv(struct shca_tt *t)
 	};
 	struct ib_wc *wc;
 	struct ib_mr *mr;
+	int err;
 
 	mr = shca_tt_fast_reg(t, &t->b, 4 * PAGE_SIZE, 5 * PAGE_SIZE,
 			      IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
@@ -380,9 +449,9 @@ static void shca_tt_send_inv(struct shca_tt *t)
 		return;
 	/* The key is gone: a write through it is a remote access error. */
 	t->b.rkey = mr->rkey;
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(&t->a, &t->b,
-						      IB_WR_RDMA_WRITE, 4, 0,
-						      0, 64, 0));
+	err = shca_test_post_send(&t->a, &t->b, IB_WR_RDMA_WRITE, 4, 0, 0,
+				  64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_tt_one(t, &t->a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 4);
 }
 

@@ -93,13 +93,14 @@ static void shca_test_bad_lkey(struct kunit *test)
 static void shca_test_bad_rkey(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 9, 0, 64));
 	b->rkey = 0x77700;
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      1, 0, 0, 64, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_REM_ACCESS_ERR, 1);
 	KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(a));
 	/* The responder saw the violation: error state, event, flush. */
@@ -116,14 +117,15 @@ static void shca_test_remote_write_needs_right(struct kunit *test)
 		.qp_state = IB_QPS_RTS,
 		.qp_access_flags = IB_ACCESS_REMOTE_READ,
 	};
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
 	/* The MR allows it; the QP no longer does. */
 	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(b->qp, &attr, IB_QP_STATE |
 					      IB_QP_ACCESS_FLAGS));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      1, 0, 0, 64, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_REM_ACCESS_ERR, 1);
 	KUNIT_EXPECT_EQ(test, 0, shca_test_wait_event(b,
 						      IB_EVENT_QP_ACCESS_ERR));
@@ -133,13 +135,14 @@ static void shca_test_rnr_retry_exceeded(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	u64 naks;
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	a->rnr_retry = 2;
 	shca_test_connect(test, a, b);
 	naks = shca_test_counter(a->dev, SHCA_CNT_RNR_NAK);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 1, 0,
-						      0, 64, 0));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_RNR_RETRY_EXC_ERR, 1);
 	/* The first try and two retries. */
 	KUNIT_EXPECT_EQ(test, naks + 3,
@@ -151,13 +154,14 @@ static void shca_test_rnr_then_delivered(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	u64 naks;
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	a->rnr_retry = 7;	/* forever */
 	shca_test_connect(test, a, b);
 	naks = shca_test_counter(a->dev, SHCA_CNT_RNR_NAK);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 1, 0,
-						      0, 64, 0));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	/* Post the receive only once the responder has said "not ready". */
 	KUNIT_ASSERT_TRUE(test, shca_vt_wait_counter(a->dev, SHCA_CNT_RNR_NAK,
 						     naks + 1));
@@ -169,13 +173,14 @@ static void shca_test_rnr_then_delivered(struct kunit *test)
 static void shca_test_retry_exceeded(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	a->retry_cnt = 1;
 	/* The peer stays in RESET: nothing ever answers. */
 	KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(a, b));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      1, 0, 0, 64, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_RETRY_EXC_ERR, 1);
 	KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(a));
 }
@@ -184,12 +189,13 @@ static void shca_test_recv_too_small(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_wc wc;
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 2, 0, 16));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 1, 0,
-						      0, 100, 0));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 100, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_REM_INV_REQ_ERR, 1);
 	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(b, &wc, 1));
 	KUNIT_EXPECT_EQ(test, IB_WC_LOC_LEN_ERR, wc.status);
@@ -201,7 +207,7 @@ static void shca_test_flush_on_error(struct kunit *test)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	int i;
+	int i, err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
@@ -213,8 +219,8 @@ static void shca_test_flush_on_error(struct kunit *test)
 	/* Work posted in ERR is flushed too. */
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 4, 0, 64));
 	shca_vt_expect(test, b, IB_WC_WR_FLUSH_ERR, 4);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(b, a, IB_WR_RDMA_WRITE,
-						      5, 0, 0, 8, 0));
+	err = shca_test_post_send(b, a, IB_WR_RDMA_WRITE, 5, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, b, IB_WC_WR_FLUSH_ERR, 5);
 }
 
@@ -222,16 +228,19 @@ static void shca_test_unsignaled(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_wc wc;
-	int round, i;
+	int round, i, err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 4);
 	shca_test_connect(test, a, b);
 	/* Three unsignaled writes and a signaled one fill the queue. */
 	for (round = 0; round < 3; round++) {
-		for (i = 0; i < 4; i++)
-			KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b,
-				IB_WR_RDMA_WRITE, round * 4 + i, 0, 0, 8,
-				i == 3 ? 0 : SHCA_TEST_UNSIGNALED));
+		for (i = 0; i < 4; i++) {
+			err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
+						  round * 4 + i, 0, 0, 8,
+						  i == 3 ? 0 :
+						  SHCA_TEST_UNSIGNALED);
+			KUNIT_ASSERT_EQ(test, 0, err);
+		}
 		shca_vt_expect(test, a, IB_WC_SUCCESS, round * 4 + 3);
 		KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(a->cq, 1, &wc));
 	}
@@ -268,22 +277,23 @@ static void shca_test_atomic_checks(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct shca_tq *c = shca_test_tq_new(test), *d = shca_test_tq_new(test);
+	int err;
 
 	/* A misaligned target is an invalid request. */
 	shca_vt_pair(test, a, b, IB_QPT_RC, 4);
 	shca_test_connect(test, a, b);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b,
-					IB_WR_ATOMIC_FETCH_AND_ADD, 1, 0, 3,
-					8, 0));
+	err = shca_test_post_send(a, b, IB_WR_ATOMIC_FETCH_AND_ADD, 1, 0, 3,
+				  8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_REM_INV_REQ_ERR, 1);
 
 	/* The PD's global rkey carries no atomic right. */
 	shca_test_tq_init(test, c, a->dev, IB_QPT_RC, NULL, 16, 4);
 	shca_test_tq_init(test, d, a->dev, IB_QPT_RC, NULL, 16, 4);
 	shca_test_connect(test, c, d);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(c, d,
-					IB_WR_ATOMIC_CMP_AND_SWP, 2, 0, 8, 8,
-					0));
+	err = shca_test_post_send(c, d, IB_WR_ATOMIC_CMP_AND_SWP, 2, 0, 8,
+				  8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, c, IB_WC_REM_ACCESS_ERR, 2);
 }
 
@@ -291,18 +301,19 @@ static void shca_test_fence(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_wc wc[2];
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
 	memset(b->buf + SHCA_VT_REMOTE, 0xab, 64);
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 9, 0, 128));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_READ,
-						      1, 256, SHCA_VT_REMOTE,
-						      64, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_READ, 1, 256, SHCA_VT_REMOTE,
+				  64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	/* The fenced send waits for the read: it sends what was read. */
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 2,
-						      256, 0, 64,
-						      IB_SEND_FENCE));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 2, 256, 0, 64,
+				  IB_SEND_FENCE);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(a, wc, 2));
 	KUNIT_EXPECT_EQ(test, 1ULL, wc[0].wr_id);
 	KUNIT_EXPECT_EQ(test, IB_WC_RDMA_READ, wc[0].opcode);
@@ -345,15 +356,17 @@ static void shca_test_cq_overflow(struct kunit *test)
 {
 	struct ib_device *da, *db;
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	int i;
+	int i, err;
 
 	shca_test_devices(test, false, &da, &db);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 1, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, NULL, 16, 8);
 	shca_test_connect(test, a, b);
-	for (i = 0; i < 3; i++)
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b,
-					IB_WR_RDMA_WRITE, i, 0, 0, 8, 0));
+	for (i = 0; i < 3; i++) {
+		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, i, 0, 0,
+					  8, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+	}
 	KUNIT_EXPECT_EQ(test, 0, shca_test_wait_event(a, IB_EVENT_CQ_ERR));
 	KUNIT_EXPECT_LE(test, 1ULL,
 			shca_test_counter(da, SHCA_CNT_CQ_OVERFLOW));
@@ -366,6 +379,7 @@ static void shca_test_sqd_drained(struct kunit *test)
 		.en_sqd_async_notify = 1,
 	};
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
@@ -376,8 +390,8 @@ static void shca_test_sqd_drained(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, IB_QPS_SQD, shca_test_qp_state(a));
 	attr.qp_state = IB_QPS_RTS;
 	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr, IB_QP_STATE));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      1, 0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
 }
 
@@ -480,18 +494,19 @@ static void shca_test_post_needs_state(struct kunit *test)
 		.qp_access_flags = IB_ACCESS_REMOTE_WRITE,
 	};
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	KUNIT_EXPECT_EQ(test, -EINVAL, shca_test_post_recv(a, 1, 0, 8));
-	KUNIT_EXPECT_EQ(test, -EINVAL, shca_test_post_send(a, b,
-				IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
+	KUNIT_EXPECT_EQ(test, -EINVAL, err);
 	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr, IB_QP_STATE |
 					      IB_QP_PKEY_INDEX | IB_QP_PORT |
 					      IB_QP_ACCESS_FLAGS));
 	/* INIT takes receives but not sends. */
 	KUNIT_EXPECT_EQ(test, 0, shca_test_post_recv(a, 1, 0, 8));
-	KUNIT_EXPECT_EQ(test, -EINVAL, shca_test_post_send(a, b,
-				IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
+	KUNIT_EXPECT_EQ(test, -EINVAL, err);
 }
 
 static void shca_test_post_limits(struct kunit *test)
@@ -562,19 +577,20 @@ static void shca_test_notify_next(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	u64 eqes;
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
 	KUNIT_ASSERT_EQ(test, 0, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP));
 	KUNIT_EXPECT_EQ(test, (u32)SHCA_CQ_ARM_NEXT, shca_vt_cq_armed(a));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      1, 0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_EXPECT_TRUE(test, shca_vt_wait_comp(a, 1));
 	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
 	/* Not re-armed: the next completion raises no event. */
 	eqes = shca_test_counter(a->dev, SHCA_CNT_EQES);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      2, 0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 2, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_SUCCESS, 2);
 	KUNIT_EXPECT_EQ(test, eqes, shca_test_counter(a->dev, SHCA_CNT_EQES));
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&a->comp_events));
@@ -584,6 +600,7 @@ static void shca_test_notify_solicited(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	u64 eqes;
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
@@ -591,14 +608,15 @@ static void shca_test_notify_solicited(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 1, 0, 64));
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 2, 0, 64));
 	eqes = shca_test_counter(b->dev, SHCA_CNT_EQES);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 3, 0,
-						      0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 3, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, b, IB_WC_SUCCESS, 1);
 	/* An unsolicited receive leaves the CQ armed and silent. */
 	KUNIT_EXPECT_EQ(test, eqes, shca_test_counter(b->dev, SHCA_CNT_EQES));
 	KUNIT_EXPECT_EQ(test, (u32)SHCA_CQ_ARM_SOLICITED, shca_vt_cq_armed(b));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 4, 0,
-						      0, 8, IB_SEND_SOLICITED));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 4, 0, 0, 8,
+				  IB_SEND_SOLICITED);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_EXPECT_TRUE(test, shca_vt_wait_comp(b, 1));
 	shca_vt_expect(test, b, IB_WC_SUCCESS, 2);
 }
@@ -606,29 +624,32 @@ static void shca_test_notify_solicited(struct kunit *test)
 static void shca_test_missed_events(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      1, 0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_wait_idle(test, a);
 	KUNIT_EXPECT_EQ(test, 1, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP |
-					IB_CQ_REPORT_MISSED_EVENTS));
+						  IB_CQ_REPORT_MISSED_EVENTS));
 	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
 	KUNIT_EXPECT_EQ(test, 0, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP |
-					IB_CQ_REPORT_MISSED_EVENTS));
+						  IB_CQ_REPORT_MISSED_EVENTS));
 }
 
 static void shca_test_resize_keeps_cqes(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	int i;
+	int i, err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
-	for (i = 1; i <= 3; i++)
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b,
-					IB_WR_RDMA_WRITE, i, 0, 0, 8, 0));
+	for (i = 1; i <= 3; i++) {
+		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, i, 0, 0,
+					  8, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+	}
 	shca_vt_wait_idle(test, a);
 	/* Too small for what is waiting in the ring. */
 	KUNIT_EXPECT_EQ(test, -EINVAL, ib_resize_cq(a->cq, 1));
@@ -636,28 +657,30 @@ static void shca_test_resize_keeps_cqes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 127, a->cq->cqe);
 	for (i = 1; i <= 3; i++)
 		shca_vt_expect(test, a, IB_WC_SUCCESS, i);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      4, 0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 4, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_vt_expect(test, a, IB_WC_SUCCESS, 4);
 }
 
 static void shca_test_moderation(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	int i;
+	int i, err;
 
 	shca_vt_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
 	KUNIT_ASSERT_EQ(test, 0, rdma_set_cq_moderation(a->cq, 3, 0));
 	KUNIT_ASSERT_EQ(test, 0, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP));
-	for (i = 1; i <= 2; i++)
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b,
-					IB_WR_RDMA_WRITE, i, 0, 0, 8, 0));
+	for (i = 1; i <= 2; i++) {
+		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, i, 0, 0,
+					  8, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+	}
 	shca_vt_wait_idle(test, a);
 	/* Two CQEs of three: still armed, no event yet. */
 	KUNIT_EXPECT_EQ(test, (u32)SHCA_CQ_ARM_NEXT, shca_vt_cq_armed(a));
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_RDMA_WRITE,
-						      3, 0, 0, 8, 0));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 3, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_EXPECT_TRUE(test, shca_vt_wait_comp(a, 1));
 	KUNIT_EXPECT_EQ(test, 0U, shca_vt_cq_armed(a));
 }

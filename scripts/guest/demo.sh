@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The demo, run in the guest: what a shca device is and does so far.
+# The demo, run in the guest: what a shca device is and does.
 . "$SHCA_TOP/scripts/guest/lib.sh"
 set -eu
 exec > >(tee "$SHCA_OUT/demo.log") 2>&1
@@ -53,6 +53,23 @@ for i in 0 1 2 3; do
 	printf '  gid %d %s  %s\n' "$i" "$(cat $s/ports/1/gids/$i)" \
 		"$(cat $s/ports/1/gid_attrs/types/$i 2>/dev/null)"
 done
+
+step "Traffic: an in-kernel consumer runs RC, UC and UD between shca0 and shca1"
+printf '  (shca_kconsumer uses ib_core only: every opcode each QP type takes,\n'
+printf '   every byte and completion checked; CQs polled in softirq)\n'
+run insmod "$SHCA_BUILD/kconsumer/shca_kconsumer.ko" dev_a=shca0 \
+	dev_b=shca1 iters=8
+run cat /sys/kernel/debug/shca_kconsumer/result
+
+step "rdma res: the consumer's objects, with what the device holds for them"
+run rdma res show qp link shca0 -dd
+run rdma res show cq dev shca1 -dd
+run rdma res show mr dev shca1 -dd
+
+step "rdma statistic: the device's counters"
+run rdma statistic show link shca0/1
+run rdma statistic show link shca1/1
+run rmmod shca_kconsumer
 
 step "The port follows its netdev's link"
 ip link set demo0 down

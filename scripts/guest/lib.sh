@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for scripts that run inside the test guest.  Sourced.
 
-SHCA_BUILD=$SHCA_TOP/out/build-$SHCA_KERNEL
+export SHCA_BUILD=$SHCA_TOP/out/build-$SHCA_KERNEL
 
 # Load ib_core and friends (modules on the stock kernel, built in on the
 # debug kernel), the netdevs the tests bind to, and shca itself.

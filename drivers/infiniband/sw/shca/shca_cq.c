@@ -329,6 +329,7 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		}
 		shca_cqe_to_wc(sdev, qp, cqe, &wc[n++]);
 	}
+	/* The device may reuse the slots only after we read them. */
 	smp_store_release(&cq->dbrec->ci, cq->ci);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;

@@ -697,6 +697,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		posted = true;
 	}
 	if (posted)
+		/* The WQEs must be visible before the index that names them. */
 		smp_store_release(&qp->dbrec->sq_pi, qp->sq.pi);
 out:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
@@ -763,6 +764,7 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		posted = true;
 	}
 	if (posted)
+		/* The WQEs must be visible before the index that names them. */
 		smp_store_release(&qp->dbrec->rq_pi, qp->rq.pi);
 out:
 	spin_unlock_irqrestore(&qp->rq_lock, flags);

@@ -4,9 +4,12 @@
  *
  * Object attributes come from the device (QUERY_CQ, QUERY_QP, QUERY_SRQ),
  * not from the driver's own bookkeeping, so they show what the hardware
- * model holds.  The port counters are the device's counters.
+ * model holds.  Each object's attributes go in one nested
+ * RDMA_NLDEV_ATTR_DRIVER table, which "rdma res show -dd" prints.  The port counters are the device's counters.
  */
+#include <net/netlink.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
 #include "shca.h"
@@ -81,11 +84,15 @@ int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct shca_cq *cq = to_shca_cq(ibcq);
 	struct shca_hw_cq_query q;
+	struct nlattr *table;
 	int err;
 
 	err = shca_cmd_query_cq(to_shca_dev(ibcq->device), cq->cqn, &q);
 	if (err)
 		return err;
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "cqn", cq->cqn) ||
 	    rdma_nl_put_driver_u32(msg, "depth", 1U << q.log_depth) ||
 	    rdma_nl_put_driver_u32(msg, "pi", q.pi) ||
@@ -96,8 +103,12 @@ int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 				      "solicited" : "no") ||
 	    rdma_nl_put_driver_u32(msg, "assoc", q.assoc) ||
 	    rdma_nl_put_driver_u32(msg, "overflowed", q.overflowed))
-		return -EMSGSIZE;
+		goto err;
+	nla_nest_end(msg, table);
 	return 0;
+err:
+	nla_nest_cancel(msg, table);
+	return -EMSGSIZE;
 }
 
 static const char * const shca_state_names[SHCA_QPS_NUM] = {
@@ -115,11 +126,15 @@ int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	struct shca_hw_qp_query q;
+	struct nlattr *table;
 	int err;
 
 	err = shca_cmd_query_qp(to_shca_dev(ibqp->device), qp->qpn, &q);
 	if (err)
 		return err;
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_string(msg, "hw_state",
 				      q.attr.state < SHCA_QPS_NUM ?
 				      shca_state_names[q.attr.state] : "?") ||
@@ -128,8 +143,12 @@ int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "sq_tail", q.sq_ci) ||
 	    rdma_nl_put_driver_u32(msg, "rq_head", q.rq_pi) ||
 	    rdma_nl_put_driver_u32(msg, "rq_tail", q.rq_ci))
-		return -EMSGSIZE;
+		goto err;
+	nla_nest_end(msg, table);
 	return 0;
+err:
+	nla_nest_cancel(msg, table);
+	return -EMSGSIZE;
 }
 
 /**
@@ -142,12 +161,19 @@ int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 int shca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	struct shca_mr *mr = to_shca_mr(ibmr);
+	struct nlattr *table;
 
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_string(msg, "type", mr->type == SHCA_MPT_DMA ?
 				      "dma" : mr->umem ? "user" : "fast_reg") ||
 	    rdma_nl_put_driver_u32(msg, "npages", mr->npages) ||
-	    rdma_nl_put_driver_u32(msg, "max_pages", mr->max_pages))
+	    rdma_nl_put_driver_u32(msg, "max_pages", mr->max_pages)) {
+		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }
 
@@ -165,17 +191,24 @@ int shca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 		.opcode = SHCA_CMD_QUERY_SRQ,
 		.index = srq->srqn,
 	};
+	struct nlattr *table;
 	int err;
 
 	err = shca_cmd_exec(to_shca_dev(ibsrq->device), &cmd);
 	if (err)
 		return err;
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "srqn", srq->srqn) ||
 	    rdma_nl_put_driver_u32(msg, "depth", 1U << srq->log_depth) ||
 	    rdma_nl_put_driver_u32(msg, "pi", cmd.out.srq.pi) ||
 	    rdma_nl_put_driver_u32(msg, "ci", cmd.out.srq.ci) ||
 	    rdma_nl_put_driver_u32(msg, "limit", cmd.out.srq.limit) ||
-	    rdma_nl_put_driver_u32(msg, "assoc", cmd.out.srq.assoc))
+	    rdma_nl_put_driver_u32(msg, "assoc", cmd.out.srq.assoc)) {
+		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }

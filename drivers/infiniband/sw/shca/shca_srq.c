@@ -248,6 +248,7 @@ int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		WRITE_ONCE(srq->index_ring[srq->pi & mask], slot);
 		srq->pi++;
 	}
+	/* Slots and ring entries must be visible before the index. */
 	smp_store_release(&srq->dbrec->pi, srq->pi);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (err)

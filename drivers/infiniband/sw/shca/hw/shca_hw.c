@@ -145,6 +145,7 @@ struct shca_hw *shca_hw_create(void)
 	hw->port.mtu = 1500;
 	INIT_LIST_HEAD(&hw->fabric_node);
 	xa_init_flags(&hw->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&hw->qp_gens, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->cqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->mpts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
@@ -155,10 +156,8 @@ struct shca_hw *shca_hw_create(void)
 			   GFP_KERNEL);
 	hw->pkeys = kcalloc(hw->caps->max_pkeys, sizeof(*hw->pkeys),
 			    GFP_KERNEL);
-	hw->qp_gen = vzalloc(array_size(SHCA_HW_QPN_MASK + 1,
-					sizeof(*hw->qp_gen)));
 	hw->engine_wq = alloc_workqueue("shca_engine", WQ_UNBOUND, 0);
-	if (!hw->gids || !hw->pkeys || !hw->qp_gen || !hw->engine_wq) {
+	if (!hw->gids || !hw->pkeys || !hw->engine_wq) {
 		shca_hw_destroy(hw);
 		return NULL;
 	}
@@ -187,7 +186,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	xa_destroy(&hw->cqs);
 	xa_destroy(&hw->srqs);
 	xa_destroy(&hw->mpts);
-	vfree(hw->qp_gen);
+	xa_destroy(&hw->qp_gens);
 	ida_destroy(&hw->pd_ida);
 	mutex_destroy(&hw->cmd_mutex);
 	kfree(hw->pkeys);

@@ -210,6 +210,7 @@ static bool shca_hw_take_recv(struct shca_hw_qp *qp,
 
 	mask = (1U << qp->rq.log_depth) - 1;
 	spin_lock_irqsave(&qp->lock, flags);
+	/* Pairs with the driver's release: the WQEs below pi are written. */
 	pi = smp_load_acquire(&qp->dbrec->rq_pi);
 	if (pi == qp->rq.ci || pi - qp->rq.ci > mask + 1) {
 		spin_unlock_irqrestore(&qp->lock, flags);
@@ -616,6 +617,7 @@ static void shca_hw_flush(struct shca_hw_qp *qp, bool rq)
 
 	mutex_lock(&qp->resp_mutex);
 	spin_lock_irqsave(&qp->lock, flags);
+	/* Pairs with the driver's release: the WQEs below pi are written. */
 	pi = smp_load_acquire(&qp->dbrec->sq_pi);
 	while (qp->sq.ci != pi && pi - qp->sq.ci <= mask + 1 && !qp->fenced) {
 		cqe.wqe_idx = qp->sq.ci & mask;
@@ -627,6 +629,7 @@ static void shca_hw_flush(struct shca_hw_qp *qp, bool rq)
 	}
 	if (rq && !qp->srq) {
 		mask = (1U << qp->rq.log_depth) - 1;
+		/* As above, for the receive queue. */
 		pi = smp_load_acquire(&qp->dbrec->rq_pi);
 		cqe.opcode = SHCA_CQE_RECV;
 		while (qp->rq.ci != pi && pi - qp->rq.ci <= mask + 1 &&
@@ -674,6 +677,7 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp)
 		shca_hw_flush(qp, state == SHCA_QPS_ERR);
 		return false;
 	}
+	/* Pairs with the driver's release: the WQEs below pi are written. */
 	pi = smp_load_acquire(&qp->dbrec->sq_pi);
 	if (state == SHCA_QPS_SQD && qp->attr.sqd_notify &&
 	    !qp->sqd_notified) {

@@ -221,7 +221,8 @@ struct shca_hw_qp {
  * @fabric_node: entry in the fabric's device list
  * @qps: the QP context table, by QPN
  * @next_qpn: where the cyclic QPN search starts
- * @qp_gen: generation of each QPN's last user, by QPN
+ * @qp_gens: generation of each QPN's last user, by QPN, as xarray values;
+ *	only QPNs ever used have an entry
  * @nr_qps: QPs in @qps
  * @cqs: the CQ context table
  * @next_cqn: where the cyclic CQN search starts
@@ -255,7 +256,7 @@ struct shca_hw {
 
 	struct xarray qps;
 	u32 next_qpn;
-	u32 *qp_gen;
+	struct xarray qp_gens;
 	u32 nr_qps;
 	struct xarray cqs;
 	u32 next_cqn;

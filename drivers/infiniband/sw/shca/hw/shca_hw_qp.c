@@ -120,6 +120,7 @@ bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
 	u32 pi;
 
 	spin_lock_irqsave(&srq->lock, flags);
+	/* Pairs with the driver's release: slots and ring entries are set. */
 	pi = smp_load_acquire(&srq->dbrec->pi);
 	if (pi == srq->ci || pi - srq->ci > mask + 1) {
 		spin_unlock_irqrestore(&srq->lock, flags);
@@ -223,12 +224,13 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	    (qp->srq && qp->srq->pdn != qp->pdn))
 		goto err;
 
+	/* Reserve the number first: lookups find nothing until it is live. */
 	if (in->type == SHCA_QPT_GSI) {
 		qpn = SHCA_HW_GSI_QPN;
-		err = xa_insert_irq(&hw->qps, qpn, qp, GFP_KERNEL);
+		err = xa_insert_irq(&hw->qps, qpn, NULL, GFP_KERNEL);
 		status = err == -EBUSY ? SHCA_HW_BUSY : SHCA_HW_NO_RESOURCES;
 	} else {
-		err = xa_alloc_cyclic_irq(&hw->qps, &qpn, qp,
+		err = xa_alloc_cyclic_irq(&hw->qps, &qpn, NULL,
 					  XA_LIMIT(SHCA_HW_FIRST_QPN,
 						   SHCA_HW_QPN_MASK),
 					  &hw->next_qpn, GFP_KERNEL);
@@ -237,7 +239,15 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	if (err < 0)
 		goto err;
 	qp->qpn = qpn;
-	qp->gen = ++hw->qp_gen[qpn];
+	qp->gen = xa_to_value(xa_load(&hw->qp_gens, qpn)) + 1;
+	err = xa_err(xa_store_irq(&hw->qp_gens, qpn,
+				  xa_mk_value(qp->gen), GFP_KERNEL));
+	if (err) {
+		xa_erase_irq(&hw->qps, qpn);
+		status = SHCA_HW_NO_RESOURCES;
+		goto err;
+	}
+	xa_store_irq(&hw->qps, qpn, qp, GFP_KERNEL);
 	hw->nr_qps++;
 	cmd->out.num = qpn;
 	return SHCA_HW_OK;

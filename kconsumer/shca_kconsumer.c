@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca_kconsumer: an in-kernel RDMA consumer for tests and the demo.
+ *
+ * It uses ib_core's public API only, the way a kernel ULP does: PDs,
+ * CQs from ib_alloc_cq() polled by ib_core in the chosen context, QPs
+ * connected by hand, fast-registration MRs, and work requests completed
+ * through struct ib_cqe callbacks.  On load it runs RC, UC and UD traffic
+ * between two devices (or one, in loopback) with every opcode each QP
+ * type takes, checks every byte and every completion, and keeps its
+ * objects until it is unloaded so that "rdma res" can show them.
+ *
+ *   insmod shca_kconsumer.ko dev_a=shca0 [dev_b=shca1] [iters=N]
+ *	[poll=softirq|workqueue|unbound_workqueue]
+ *
+ * The verdict is in /sys/kernel/debug/shca_kconsumer/result, one line per
+ * QP type: "rc PASS 112 0" (type, verdict, checks passed, checks failed).
+ */
+#include <linux/debugfs.h>
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_file.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+MODULE_DESCRIPTION("In-kernel RDMA consumer that exercises shca devices");
+MODULE_LICENSE("Dual BSD/GPL");
+
+static char *dev_a = "shca0";
+module_param(dev_a, charp, 0444);
+MODULE_PARM_DESC(dev_a, "first RDMA device");
+static char *dev_b = "";
+module_param(dev_b, charp, 0444);
+MODULE_PARM_DESC(dev_b, "second RDMA device; empty for loopback on dev_a");
+static unsigned int iters = 8;
+module_param(iters, uint, 0444);
+MODULE_PARM_DESC(iters, "rounds of every opcode");
+static char *poll = "softirq";
+module_param(poll, charp, 0444);
+MODULE_PARM_DESC(poll, "CQ poll context: softirq, workqueue or unbound_workqueue");
+
+#define KC_BUF		(64 * 1024)
+#define KC_LEN		2000
+#define KC_UD_LEN	512
+#define KC_REMOTE	(16 * 1024)
+#define KC_QKEY		0x1234
+#define KC_SGID		1
+#define KC_TIMEOUT	(5 * HZ)
+
+/* One outstanding work request and how it completed. */
+struct kc_wr {
+	struct ib_cqe cqe;
+	struct completion done;
+	struct ib_wc wc;
+};
+
+struct kc_end {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_ah *ah;
+	struct ib_mr *mr;
+	u8 *buf;
+	u64 addr;
+};
+
+struct kc_pair {
+	enum ib_qp_type type;
+	const char *name;
+	struct kc_end a;
+	struct kc_end b;
+	unsigned int passed;
+	unsigned int failed;
+};
+
+static struct kc_pair kc_pairs[] = {
+	{ .type = IB_QPT_RC, .name = "rc" },
+	{ .type = IB_QPT_UC, .name = "uc" },
+	{ .type = IB_QPT_UD, .name = "ud" },
+};
+
+static struct dentry *kc_debugfs;
+
+/* Count one check; say what failed. */
+static __printf(3, 4) void kc_check(struct kc_pair *p, bool ok,
+				    const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	if (ok) {
+		p->passed++;
+		return;
+	}
+	p->failed++;
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	ibdev_err(p->a.dev, "shca_kconsumer: %s: %pV\n", p->name, &vaf);
+	va_end(args);
+}
+
+static void kc_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kc_wr *w = container_of(wc->wr_cqe, struct kc_wr, cqe);
+
+	w->wc = *wc;
+	complete(&w->done);
+}
+
+static void kc_wr_init(struct kc_wr *w)
+{
+	w->cqe.done = kc_done;
+	init_completion(&w->done);
+	memset(&w->wc, 0, sizeof(w->wc));
+}
+
+/* Wait for @w; false (and a failed check) if it never completes. */
+static bool kc_wait(struct kc_pair *p, struct kc_wr *w, const char *what)
+{
+	bool ok = wait_for_completion_timeout(&w->done, KC_TIMEOUT);
+
+	kc_check(p, ok, "%s: no completion", what);
+	if (ok)
+		kc_check(p, w->wc.status == IB_WC_SUCCESS, "%s: %s", what,
+			 ib_wc_status_msg(w->wc.status));
+	return ok && w->wc.status == IB_WC_SUCCESS;
+}
+
+static enum ib_poll_context kc_poll_ctx(void)
+{
+	if (!strcmp(poll, "workqueue"))
+		return IB_POLL_WORKQUEUE;
+	if (!strcmp(poll, "unbound_workqueue"))
+		return IB_POLL_UNBOUND_WORKQUEUE;
+	return IB_POLL_SOFTIRQ;
+}
+
+static void kc_end_fini(struct kc_end *e)
+{
+	if (!IS_ERR_OR_NULL(e->ah))
+		rdma_destroy_ah(e->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	if (!IS_ERR_OR_NULL(e->mr))
+		ib_dereg_mr(e->mr);
+	if (!IS_ERR_OR_NULL(e->qp))
+		ib_destroy_qp(e->qp);
+	if (!IS_ERR_OR_NULL(e->cq))
+		ib_free_cq(e->cq);
+	if (e->buf) {
+		ib_dma_unmap_single(e->dev, e->addr, KC_BUF, DMA_BIDIRECTIONAL);
+		kfree(e->buf);
+	}
+	if (!IS_ERR_OR_NULL(e->pd))
+		ib_dealloc_pd(e->pd);
+	memset(e, 0, sizeof(*e));
+}
+
+static int kc_end_init(struct kc_end *e, struct ib_device *dev,
+		       enum ib_qp_type type)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = type,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.port_num = 1,
+	};
+
+	e->dev = dev;
+	e->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(e->pd))
+		return PTR_ERR(e->pd);
+	e->buf = kzalloc(KC_BUF, GFP_KERNEL);
+	if (!e->buf)
+		return -ENOMEM;
+	e->addr = ib_dma_map_single(dev, e->buf, KC_BUF, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(dev, e->addr)) {
+		kfree(e->buf);
+		e->buf = NULL;
+		return -ENOMEM;
+	}
+	e->cq = ib_alloc_cq(dev, NULL, 64, 0, kc_poll_ctx());
+	if (IS_ERR(e->cq))
+		return PTR_ERR(e->cq);
+	init.send_cq = e->cq;
+	init.recv_cq = e->cq;
+	e->qp = ib_create_qp(e->pd, &init);
+	if (IS_ERR(e->qp))
+		return PTR_ERR(e->qp);
+	return 0;
+}
+
+/* RESET to RTS, connected to @peer (RC, UC) or with an AH to it (UD). */
+static int kc_to_rts(struct kc_end *e, struct kc_end *peer)
+{
+	bool ud = e->qp->qp_type == IB_QPT_UD;
+	bool rc = e->qp->qp_type == IB_QPT_RC;
+	struct rdma_ah_attr ah = {};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+		.qkey = KC_QKEY,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				   IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_ATOMIC,
+	};
+	union ib_gid dgid;
+	int err;
+
+	err = ib_modify_qp(e->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | (ud ? IB_QP_QKEY : IB_QP_ACCESS_FLAGS));
+	if (err)
+		return err;
+	err = rdma_query_gid(peer->dev, 1, KC_SGID, &dgid);
+	if (err)
+		return err;
+	ah.type = rdma_ah_find_type(e->dev, 1);
+	rdma_ah_set_port_num(&ah, 1);
+	rdma_ah_set_grh(&ah, &dgid, 0, KC_SGID, 64, 0);
+	/* Kernel callers resolve the destination MAC themselves. */
+	eth_broadcast_addr(ah.roce.dmac);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.ah_attr = ah;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = peer->qp->qp_num;
+	attr.max_dest_rd_atomic = 4;
+	attr.min_rnr_timer = 1;
+	err = ib_modify_qp(e->qp, &attr, ud ? IB_QP_STATE :
+			   IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   (rc ? IB_QP_MAX_DEST_RD_ATOMIC |
+			    IB_QP_MIN_RNR_TIMER : 0));
+	if (err)
+		return err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 10;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 4;
+	err = ib_modify_qp(e->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN |
+			   (rc ? IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC : 0));
+	if (err || !ud)
+		return err;
+	e->ah = rdma_create_ah(e->pd, &ah, RDMA_CREATE_AH_SLEEPABLE);
+	return PTR_ERR_OR_ZERO(e->ah);
+}
+
+/* A fast-registration MR over one page of @e's buffer, for atomics. */
+static int kc_fast_reg(struct kc_pair *p, struct kc_end *e)
+{
+	struct scatterlist sg;
+	struct ib_reg_wr wr = {};
+	struct kc_wr w;
+	int err;
+
+	e->mr = ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(e->mr))
+		return PTR_ERR(e->mr);
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = e->addr + KC_REMOTE;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	if (ib_map_mr_sg(e->mr, &sg, 1, NULL, PAGE_SIZE) != 1)
+		return -EINVAL;
+	kc_wr_init(&w);
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.wr_cqe = &w.cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.mr = e->mr;
+	wr.key = e->mr->rkey;
+	wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC;
+	err = ib_post_send(e->qp, &wr.wr, NULL);
+	if (err)
+		return err;
+	return kc_wait(p, &w, "reg_mr") ? 0 : -EIO;
+}
+
+static void kc_fill(u8 *buf, u32 len, u32 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = seed * 31 + i;
+}
+
+static int kc_post_recv(struct kc_end *e, struct kc_wr *w, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = e->addr,
+		.length = len,
+		.lkey = e->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = { .wr_cqe = &w->cqe, .sg_list = &sge,
+				 .num_sge = 1 };
+
+	kc_wr_init(w);
+	return ib_post_recv(e->qp, &wr, NULL);
+}
+
+/* One send (with or without immediate data) from a to b. */
+static void kc_send(struct kc_pair *p, u32 seed, bool imm)
+{
+	bool ud = p->type == IB_QPT_UD;
+	u32 len = ud ? KC_UD_LEN : KC_LEN, hdr = ud ? 40 : 0;
+	struct ib_sge sge = {
+		.addr = p->a.addr + KC_BUF / 2,
+		.length = len,
+		.lkey = p->a.pd->local_dma_lkey,
+	};
+	struct ib_ud_wr wr = {};
+	struct kc_wr sw, rw;
+
+	kc_fill(p->a.buf + KC_BUF / 2, len, seed);
+	if (kc_post_recv(&p->b, &rw, KC_BUF / 2)) {
+		kc_check(p, false, "post_recv failed");
+		return;
+	}
+	kc_wr_init(&sw);
+	wr.wr.wr_cqe = &sw.cqe;
+	wr.wr.opcode = imm ? IB_WR_SEND_WITH_IMM : IB_WR_SEND;
+	wr.wr.ex.imm_data = cpu_to_be32(seed);
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.ah = p->a.ah;
+	wr.remote_qpn = p->b.qp->qp_num;
+	wr.remote_qkey = KC_QKEY;
+	kc_check(p, !ib_post_send(p->a.qp, &wr.wr, NULL), "post_send failed");
+	if (!kc_wait(p, &sw, "send") || !kc_wait(p, &rw, "recv"))
+		return;
+	kc_check(p, rw.wc.byte_len == len + hdr, "recv length %u",
+		 rw.wc.byte_len);
+	kc_check(p, !memcmp(p->a.buf + KC_BUF / 2, p->b.buf + hdr, len),
+		 "received data differs");
+	kc_check(p, !!(rw.wc.wc_flags & IB_WC_WITH_IMM) == imm &&
+		 (!imm || be32_to_cpu(rw.wc.ex.imm_data) == seed),
+		 "immediate data");
+	if (ud)
+		kc_check(p, rw.wc.src_qp == p->a.qp->qp_num &&
+			 (rw.wc.wc_flags & IB_WC_GRH), "UD source");
+}
+
+/* An RDMA write (with or without immediate data) or read from a to b. */
+static void kc_rdma(struct kc_pair *p, enum ib_wr_opcode op, u32 seed)
+{
+	struct ib_sge sge = {
+		.addr = p->a.addr + KC_BUF / 2,
+		.length = KC_LEN,
+		.lkey = p->a.pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = op, .send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge, .num_sge = 1,
+			.ex.imm_data = cpu_to_be32(seed) },
+		.remote_addr = p->b.addr,
+		.rkey = p->b.pd->unsafe_global_rkey,
+	};
+	bool read = op == IB_WR_RDMA_READ;
+	bool imm = op == IB_WR_RDMA_WRITE_WITH_IMM;
+	struct kc_wr sw, rw;
+
+	kc_fill(read ? p->b.buf : p->a.buf + KC_BUF / 2, KC_LEN, seed);
+	if (imm && kc_post_recv(&p->b, &rw, 0)) {
+		kc_check(p, false, "post_recv failed");
+		return;
+	}
+	kc_wr_init(&sw);
+	wr.wr.wr_cqe = &sw.cqe;
+	kc_check(p, !ib_post_send(p->a.qp, &wr.wr, NULL), "post_send failed");
+	if (!kc_wait(p, &sw, read ? "read" : "write"))
+		return;
+	kc_check(p, !memcmp(p->a.buf + KC_BUF / 2, p->b.buf, KC_LEN),
+		 "%s data differs", read ? "read" : "written");
+	if (imm && kc_wait(p, &rw, "write_imm recv"))
+		kc_check(p, rw.wc.opcode == IB_WC_RECV_RDMA_WITH_IMM &&
+			 be32_to_cpu(rw.wc.ex.imm_data) == seed &&
+			 rw.wc.byte_len == KC_LEN, "write with immediate");
+}
+
+static void kc_atomic(struct kc_pair *p, enum ib_wr_opcode op, u32 seed)
+{
+	u64 *target = (u64 *)(p->b.buf + KC_REMOTE);
+	u64 *result = (u64 *)(p->a.buf + KC_BUF / 2);
+	struct ib_sge sge = {
+		.addr = p->a.addr + KC_BUF / 2,
+		.length = 8,
+		.lkey = p->a.pd->local_dma_lkey,
+	};
+	struct ib_atomic_wr wr = {
+		.wr = { .opcode = op, .send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge, .num_sge = 1 },
+		.remote_addr = p->b.mr->iova,
+		.rkey = p->b.mr->rkey,
+		.compare_add = op == IB_WR_ATOMIC_CMP_AND_SWP ? seed : 5,
+		.swap = seed * 2,
+	};
+	struct kc_wr sw;
+
+	*target = seed;
+	kc_wr_init(&sw);
+	wr.wr.wr_cqe = &sw.cqe;
+	kc_check(p, !ib_post_send(p->a.qp, &wr.wr, NULL), "post_send failed");
+	if (!kc_wait(p, &sw, "atomic"))
+		return;
+	kc_check(p, *result == seed, "atomic returned %llu", *result);
+	kc_check(p, *target == (op == IB_WR_ATOMIC_CMP_AND_SWP ? seed * 2 :
+				seed + 5), "atomic left %llu", *target);
+}
+
+static void kc_run(struct kc_pair *p, struct ib_device *da,
+		   struct ib_device *db)
+{
+	bool rc = p->type == IB_QPT_RC, ud = p->type == IB_QPT_UD;
+	u32 i;
+	int err;
+
+	err = kc_end_init(&p->a, da, p->type);
+	if (!err)
+		err = kc_end_init(&p->b, db, p->type);
+	if (!err)
+		err = kc_to_rts(&p->a, &p->b);
+	if (!err)
+		err = kc_to_rts(&p->b, &p->a);
+	if (!err && rc)
+		err = kc_fast_reg(p, &p->b);
+	kc_check(p, !err, "setup failed: %d", err);
+	if (err)
+		return;
+	for (i = 1; i <= iters; i++) {
+		kc_send(p, i, false);
+		kc_send(p, i, true);
+		if (ud)
+			continue;
+		kc_rdma(p, IB_WR_RDMA_WRITE, i);
+		kc_rdma(p, IB_WR_RDMA_WRITE_WITH_IMM, i);
+		if (!rc)
+			continue;
+		kc_rdma(p, IB_WR_RDMA_READ, i);
+		kc_atomic(p, IB_WR_ATOMIC_CMP_AND_SWP, i);
+		kc_atomic(p, IB_WR_ATOMIC_FETCH_AND_ADD, i);
+	}
+	ibdev_info(da, "shca_kconsumer: %s %s: %u checks passed, %u failed\n",
+		   p->name, p->failed ? "FAIL" : "PASS", p->passed, p->failed);
+}
+
+static int kc_result_show(struct seq_file *m, void *v)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kc_pairs); i++)
+		seq_printf(m, "%s %s %u %u\n", kc_pairs[i].name,
+			   kc_pairs[i].failed || !kc_pairs[i].passed ?
+			   "FAIL" : "PASS", kc_pairs[i].passed,
+			   kc_pairs[i].failed);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kc_result);
+
+/*
+ * The devices the objects live on.  No reference is held between load and
+ * unload: like any ULP, the module is an ib_client, and it lets go of its
+ * objects when ib_core removes either device.
+ */
+static struct ib_device *kc_da, *kc_db;
+/* Serialises releasing the objects: device removal against unload. */
+static DEFINE_MUTEX(kc_lock);
+
+static void kc_release(void)
+{
+	int i;
+
+	mutex_lock(&kc_lock);
+	for (i = 0; i < ARRAY_SIZE(kc_pairs); i++) {
+		kc_end_fini(&kc_pairs[i].a);
+		kc_end_fini(&kc_pairs[i].b);
+	}
+	kc_da = NULL;
+	kc_db = NULL;
+	mutex_unlock(&kc_lock);
+}
+
+static int kc_add(struct ib_device *dev)
+{
+	return 0;
+}
+
+static void kc_remove(struct ib_device *dev, void *data)
+{
+	if (dev == READ_ONCE(kc_da) || dev == READ_ONCE(kc_db))
+		kc_release();
+}
+
+static struct ib_client kc_client = {
+	.name = "shca_kconsumer",
+	.add = kc_add,
+	.remove = kc_remove,
+};
+
+static int __init kc_init(void)
+{
+	struct ib_device *da, *db;
+	int err, i;
+
+	err = ib_register_client(&kc_client);
+	if (err)
+		return err;
+	da = ib_device_get_by_name(dev_a, RDMA_DRIVER_UNKNOWN);
+	db = ib_device_get_by_name(*dev_b ? dev_b : dev_a,
+				   RDMA_DRIVER_UNKNOWN);
+	if (!da || !db) {
+		if (da)
+			ib_device_put(da);
+		if (db)
+			ib_device_put(db);
+		ib_unregister_client(&kc_client);
+		return -ENODEV;
+	}
+	mutex_lock(&kc_lock);
+	kc_da = da;
+	kc_db = db;
+	for (i = 0; i < ARRAY_SIZE(kc_pairs); i++)
+		kc_run(&kc_pairs[i], da, db);
+	mutex_unlock(&kc_lock);
+	ib_device_put(db);
+	ib_device_put(da);
+	kc_debugfs = debugfs_create_dir("shca_kconsumer", NULL);
+	debugfs_create_file("result", 0444, kc_debugfs, NULL, &kc_result_fops);
+	return 0;
+}
+
+static void __exit kc_exit(void)
+{
+	debugfs_remove_recursive(kc_debugfs);
+	ib_unregister_client(&kc_client);
+	kc_release();
+}
+
+module_init(kc_init);
+module_exit(kc_exit);
