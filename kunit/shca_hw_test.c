@@ -74,6 +74,57 @@ static const struct shca_bad_cmd_case shca_bad_cmd_cases[] = {
 	{ "dealloc PD past the table",
 	  { .opcode = SHCA_CMD_DEALLOC_PD, .in.pdn = 1 << 20 },
 	  SHCA_HW_BAD_INDEX },
+	{ "EQ without a ring", { .opcode = SHCA_CMD_CREATE_EQ },
+	  SHCA_HW_BAD_PARAM },
+	{ "CQ without a ring", { .opcode = SHCA_CMD_CREATE_CQ },
+	  SHCA_HW_BAD_PARAM },
+	{ "resize of a CQ without a ring", { .opcode = SHCA_CMD_RESIZE_CQ },
+	  SHCA_HW_BAD_PARAM },
+	{ "modify an unknown CQ", { .opcode = SHCA_CMD_MODIFY_CQ, .index = 9 },
+	  SHCA_HW_BAD_INDEX },
+	{ "query an unknown CQ", { .opcode = SHCA_CMD_QUERY_CQ, .index = 9 },
+	  SHCA_HW_BAD_INDEX },
+	{ "destroy an unknown CQ",
+	  { .opcode = SHCA_CMD_DESTROY_CQ, .index = 9 }, SHCA_HW_BAD_INDEX },
+	{ "SRQ without memory", { .opcode = SHCA_CMD_CREATE_SRQ },
+	  SHCA_HW_BAD_PARAM },
+	{ "modify an unknown SRQ",
+	  { .opcode = SHCA_CMD_MODIFY_SRQ, .index = 9 }, SHCA_HW_BAD_INDEX },
+	{ "destroy an unknown SRQ",
+	  { .opcode = SHCA_CMD_DESTROY_SRQ, .index = 9 }, SHCA_HW_BAD_INDEX },
+	{ "QP without queues", { .opcode = SHCA_CMD_CREATE_QP },
+	  SHCA_HW_BAD_PARAM },
+	{ "QP of unknown type",
+	  { .opcode = SHCA_CMD_CREATE_QP, .in.qp.type = 9 },
+	  SHCA_HW_BAD_PARAM },
+	{ "modify an unknown QP",
+	  { .opcode = SHCA_CMD_MODIFY_QP, .index = 77 }, SHCA_HW_BAD_INDEX },
+	{ "modify to an unknown state",
+	  { .opcode = SHCA_CMD_MODIFY_QP, .index = 77,
+	    .mask = SHCA_QP_ATTR_STATE, .in.qp_attr.state = SHCA_QPS_NUM },
+	  SHCA_HW_BAD_PARAM },
+	{ "modify with unknown attribute bits",
+	  { .opcode = SHCA_CMD_MODIFY_QP, .index = 77, .mask = BIT(20) },
+	  SHCA_HW_BAD_PARAM },
+	{ "query an unknown QP", { .opcode = SHCA_CMD_QUERY_QP, .index = 77 },
+	  SHCA_HW_BAD_INDEX },
+	{ "destroy an unknown QP",
+	  { .opcode = SHCA_CMD_DESTROY_QP, .index = 77 }, SHCA_HW_BAD_INDEX },
+	{ "MPT of unknown type",
+	  { .opcode = SHCA_CMD_ALLOC_MPT, .in.mpt_alloc = { .type = 5,
+							   .pdn = 1 } },
+	  SHCA_HW_BAD_PARAM },
+	{ "MPT without a PD", { .opcode = SHCA_CMD_ALLOC_MPT },
+	  SHCA_HW_BAD_PARAM },
+	{ "write an unknown MPT entry",
+	  { .opcode = SHCA_CMD_WRITE_MPT, .in.mpt.key = 0x500 },
+	  SHCA_HW_BAD_INDEX },
+	{ "write unknown access bits",
+	  { .opcode = SHCA_CMD_WRITE_MPT, .in.mpt.access = BIT(9) },
+	  SHCA_HW_BAD_PARAM },
+	{ "free an unknown MPT entry",
+	  { .opcode = SHCA_CMD_FREE_MPT, .in.mpt.key = 0x500 },
+	  SHCA_HW_BAD_INDEX },
 };
 
 static void shca_bad_cmd_desc(const struct shca_bad_cmd_case *c, char *desc)
@@ -249,6 +300,77 @@ static void shca_test_status_becomes_errno(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->err, shca_status_to_errno(c->status));
 }
 
+static u32 shca_hw_test_create(struct kunit *test, struct shca_hw *hw,
+			       struct shca_hw_cmd *cmd)
+{
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, cmd));
+	return cmd->opcode == SHCA_CMD_ALLOC_PD ? cmd->out.pdn : cmd->out.num;
+}
+
+/*
+ * The device keeps its own count of what points at a CQ, and refuses to
+ * destroy it while the count is not zero; its state machine refuses
+ * transitions IBTA does not allow.
+ */
+static void shca_test_cq_association_and_qp_states(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_cmd pd = { .opcode = SHCA_CMD_ALLOC_PD };
+	struct shca_hw_cmd cq = { .opcode = SHCA_CMD_CREATE_CQ };
+	struct shca_hw_cmd qp = { .opcode = SHCA_CMD_CREATE_QP };
+	struct shca_hw_cmd cmd = {};
+	u32 cqn, qpn;
+
+	cq.in.cq.ring = kunit_kzalloc(test, 4 * sizeof(struct shca_hw_cqe),
+				      GFP_KERNEL);
+	cq.in.cq.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	cq.in.cq.log_depth = 2;
+	KUNIT_ASSERT_NOT_NULL(test, cq.in.cq.ring);
+	KUNIT_ASSERT_NOT_NULL(test, cq.in.cq.dbrec);
+	cqn = shca_hw_test_create(test, hw, &cq);
+
+	qp.in.qp.type = SHCA_QPT_RC;
+	qp.in.qp.pdn = shca_hw_test_create(test, hw, &pd);
+	qp.in.qp.send_cqn = cqn;
+	qp.in.qp.recv_cqn = cqn;
+	qp.in.qp.sq.ring = kunit_kzalloc(test,
+					 4 * sizeof(struct shca_hw_send_wqe),
+					 GFP_KERNEL);
+	qp.in.qp.sq.log_depth = 2;
+	qp.in.qp.rq.ring = kunit_kzalloc(test,
+					 4 * sizeof(struct shca_hw_recv_wqe),
+					 GFP_KERNEL);
+	qp.in.qp.rq.log_depth = 2;
+	qp.in.qp.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp.in.qp.sq.ring);
+	KUNIT_ASSERT_NOT_NULL(test, qp.in.qp.rq.ring);
+	KUNIT_ASSERT_NOT_NULL(test, qp.in.qp.dbrec);
+	qpn = shca_hw_test_create(test, hw, &qp);
+	KUNIT_EXPECT_GE(test, qpn, (u32)SHCA_HW_FIRST_QPN);
+
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_QUERY_CQ, .index = cqn };
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	KUNIT_EXPECT_EQ(test, 2U, cmd.out.cq.assoc);
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_CQ,
+				    .index = cqn };
+	KUNIT_EXPECT_EQ(test, SHCA_HW_BUSY, shca_hw_exec(hw, &cmd));
+
+	/* RESET to RTS skips two states. */
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_MODIFY_QP,
+				    .index = qpn, .mask = SHCA_QP_ATTR_STATE,
+				    .in.qp_attr.state = SHCA_QPS_RTS };
+	KUNIT_EXPECT_EQ(test, SHCA_HW_BAD_STATE, shca_hw_exec(hw, &cmd));
+	cmd.in.qp_attr.state = SHCA_QPS_INIT;
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_QP,
+				    .index = qpn };
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_CQ,
+				    .index = cqn };
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+}
+
 static struct kunit_case shca_hw_cmd_cases[] = {
 	KUNIT_CASE(shca_test_query_caps_returns_the_table),
 	KUNIT_CASE_PARAM(shca_test_bad_command_is_refused,
@@ -258,6 +380,7 @@ static struct kunit_case shca_hw_cmd_cases[] = {
 	KUNIT_CASE(shca_test_pkey_table_holds_default),
 	KUNIT_CASE(shca_test_pd_numbers_are_unique_and_reused),
 	KUNIT_CASE(shca_test_injected_failure_fires_once),
+	KUNIT_CASE(shca_test_cq_association_and_qp_states),
 	KUNIT_CASE_PARAM(shca_test_status_becomes_errno,
 			 shca_errno_gen_params),
 	{}

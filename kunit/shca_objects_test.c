@@ -610,6 +610,23 @@ static void shca_test_fast_reg_mr_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ib_dereg_mr(mr));
 }
 
+static void shca_test_user_mr_bad_length(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test);
+	struct ib_device *da, *db;
+	struct ib_mr *mr;
+
+	shca_test_devices(test, false, &da, &db);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	/* Refused before any page is pinned. */
+	mr = da->ops.reg_user_mr(a->pd, 0x10000, 0, 0x10000,
+				 IB_ACCESS_LOCAL_WRITE, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(mr));
+	mr = da->ops.reg_user_mr(a->pd, 0x10000, da->attrs.max_mr_size + 1,
+				 0x10000, IB_ACCESS_LOCAL_WRITE, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(mr));
+}
+
 static void shca_test_netdev_of_port(struct kunit *test)
 {
 	struct net_device *ndev = shca_test_netdev(test);
@@ -629,6 +646,7 @@ static struct kunit_case shca_object_cases[] = {
 	KUNIT_CASE(shca_test_qpn_not_reissued),
 	KUNIT_CASE(shca_test_ah_roundtrip),
 	KUNIT_CASE(shca_test_fast_reg_mr_limits),
+	KUNIT_CASE(shca_test_user_mr_bad_length),
 	KUNIT_CASE(shca_test_netdev_of_port),
 	{}
 };

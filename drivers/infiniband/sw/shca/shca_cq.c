@@ -322,9 +322,9 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		qp = xa_load(&sdev->qps, cqe->qpn);
 		cq->ci++;
 		if (!qp) {
-			ibdev_err_ratelimited(&sdev->ibdev,
-					      "CQ %u: CQE for unknown QP %u\n",
-					      cq->cqn, cqe->qpn);
+			/* Left behind by a destroyed QP. */
+			shca_dbg(sdev, "CQ %u: CQE of gone QP %u skipped\n",
+				 cq->cqn, cqe->qpn);
 			continue;
 		}
 		shca_cqe_to_wc(sdev, qp, cqe, &wc[n++]);
