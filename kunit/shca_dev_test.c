@@ -5,6 +5,7 @@
  * the way "rdma link add" does.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
 #include <linux/rtnetlink.h>
@@ -48,11 +49,52 @@ static void shca_test_query_device_rejects_udata(struct kunit *test)
 							       &udata));
 }
 
+/* Port events a consumer saw, through ib_core's event handlers. */
+struct shca_port_events {
+	struct ib_event_handler handler;
+	unsigned long seen;
+};
+
+static void shca_test_port_event(struct ib_event_handler *h,
+				 struct ib_event *ev)
+{
+	struct shca_port_events *pe = container_of(h, struct shca_port_events,
+						   handler);
+
+	if (ev->element.port_num == 1)
+		set_bit(ev->event, &pe->seen);
+}
+
+static void shca_test_unregister_events(void *h)
+{
+	ib_unregister_event_handler(h);
+}
+
+static bool shca_test_saw_event(struct shca_port_events *pe,
+				enum ib_event_type event)
+{
+	unsigned long end = jiffies + 5 * HZ;
+
+	while (!test_bit(event, &pe->seen) && !time_after(jiffies, end))
+		usleep_range(100, 200);
+	return test_bit(event, &pe->seen);
+}
+
 static void shca_test_port_follows_netdev(struct kunit *test)
 {
 	struct net_device *ndev = shca_test_netdev(test);
 	struct ib_device *ibdev = shca_test_add(test, SHCA_TEST_DEV, ndev);
+	struct shca_port_events *pe;
 	struct ib_port_attr attr;
+	int err;
+
+	pe = kunit_kzalloc(test, sizeof(*pe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pe);
+	INIT_IB_EVENT_HANDLER(&pe->handler, ibdev, shca_test_port_event);
+	ib_register_event_handler(&pe->handler);
+	err = kunit_add_action_or_reset(test, shca_test_unregister_events,
+					&pe->handler);
+	KUNIT_ASSERT_EQ(test, 0, err);
 
 	KUNIT_ASSERT_EQ(test, 0, ib_query_port(ibdev, 1, &attr));
 	KUNIT_EXPECT_EQ(test, IB_PORT_ACTIVE, attr.state);
@@ -67,6 +109,9 @@ static void shca_test_port_follows_netdev(struct kunit *test)
 	rtnl_unlock();
 	KUNIT_ASSERT_EQ(test, 0, ib_query_port(ibdev, 1, &attr));
 	KUNIT_EXPECT_EQ(test, IB_PORT_DOWN, attr.state);
+	/* The device reports the change through its EQ and interrupt. */
+	KUNIT_EXPECT_TRUE(test, shca_test_saw_event(pe, IB_EVENT_PORT_ERR));
+	KUNIT_EXPECT_FALSE(test, test_bit(IB_EVENT_PORT_ACTIVE, &pe->seen));
 
 	rtnl_lock();
 	KUNIT_EXPECT_EQ(test, 0, dev_open(ndev, NULL));
@@ -75,6 +120,7 @@ static void shca_test_port_follows_netdev(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, ib_query_port(ibdev, 1, &attr));
 	KUNIT_EXPECT_EQ(test, IB_PORT_ACTIVE, attr.state);
 	KUNIT_EXPECT_EQ(test, IB_MTU_4096, attr.active_mtu);
+	KUNIT_EXPECT_TRUE(test, shca_test_saw_event(pe, IB_EVENT_PORT_ACTIVE));
 
 	KUNIT_EXPECT_EQ(test, -EINVAL, ib_query_port(ibdev, 2, &attr));
 }

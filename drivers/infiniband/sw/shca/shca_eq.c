@@ -25,6 +25,8 @@ static const enum ib_event_type shca_event_type[] = {
 	[SHCA_EV_QP_LAST_WQE]	= IB_EVENT_QP_LAST_WQE_REACHED,
 	[SHCA_EV_CQ_ERR]	= IB_EVENT_CQ_ERR,
 	[SHCA_EV_SRQ_LIMIT]	= IB_EVENT_SRQ_LIMIT_REACHED,
+	[SHCA_EV_PORT_ACTIVE]	= IB_EVENT_PORT_ACTIVE,
+	[SHCA_EV_PORT_ERR]	= IB_EVENT_PORT_ERR,
 };
 
 static void shca_eq_cq(struct shca_dev *sdev, const struct shca_hw_eqe *eqe)
@@ -98,6 +100,19 @@ static void shca_eq_srq(struct shca_dev *sdev, const struct shca_hw_eqe *eqe)
 		complete(&srq->free);
 }
 
+static void shca_eq_port(struct shca_dev *sdev, const struct shca_hw_eqe *eqe)
+{
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = eqe->obj,
+	};
+
+	if (eqe->event != SHCA_EV_PORT_ACTIVE && eqe->event != SHCA_EV_PORT_ERR)
+		return;
+	ev.event = shca_event_type[eqe->event];
+	ib_dispatch_event(&ev);
+}
+
 /* The vector's handler: drain the EQ, then re-arm it. */
 static void shca_eq_irq(void *ctx)
 {
@@ -121,6 +136,9 @@ static void shca_eq_irq(void *ctx)
 			break;
 		case SHCA_EQE_SRQ:
 			shca_eq_srq(sdev, eqe);
+			break;
+		case SHCA_EQE_PORT:
+			shca_eq_port(sdev, eqe);
 			break;
 		default:
 			ibdev_err_ratelimited(&sdev->ibdev,

@@ -257,27 +257,11 @@ static struct rdma_link_ops shca_link_ops = {
 	.newlink = shca_dev_add,
 };
 
-static void shca_port_event(struct shca_dev *sdev, enum ib_event_type type)
-{
-	struct ib_event ev = {
-		.device = &sdev->ibdev,
-		.element.port_num = 1,
-		.event = type,
-	};
-
-	ib_dispatch_event(&ev);
-}
-
 static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
 			     void *ptr)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_QUERY_PORT,
-		.port = 1,
-	};
 	struct shca_dev *sdev;
-	bool now_up;
 
 	mutex_lock(&shca_dev_list_lock);
 	sdev = shca_find_by_ndev(ndev);
@@ -296,12 +280,8 @@ static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_CHANGE:
 	case NETDEV_CHANGEMTU:
 	case NETDEV_CHANGEADDR:
-		if (shca_cmd_exec(sdev, &cmd) ||
-		    shca_cmd_set_port(sdev, ndev, &now_up))
-			break;
-		if (now_up != cmd.out.port.link_up)
-			shca_port_event(sdev, now_up ? IB_EVENT_PORT_ACTIVE :
-					IB_EVENT_PORT_ERR);
+		/* A link change comes back as a port event through the EQ. */
+		shca_cmd_set_port(sdev, ndev, NULL);
 		break;
 	default:
 		break;

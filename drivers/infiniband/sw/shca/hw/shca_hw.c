@@ -289,7 +289,8 @@ static enum shca_hw_status shca_hw_set_gid(struct shca_hw *hw,
 }
 
 static enum shca_hw_status shca_hw_dispatch(struct shca_hw *hw,
-					    struct shca_hw_cmd *cmd)
+					    struct shca_hw_cmd *cmd,
+					    int *port_event)
 {
 	int pdn;
 
@@ -304,6 +305,9 @@ static enum shca_hw_status shca_hw_dispatch(struct shca_hw *hw,
 	case SHCA_CMD_SET_PORT:
 		if (cmd->in.port.mtu < 256)
 			return SHCA_HW_BAD_PARAM;
+		if (cmd->in.port.link_up != hw->port.link_up)
+			*port_event = cmd->in.port.link_up ?
+				      SHCA_EV_PORT_ACTIVE : SHCA_EV_PORT_ERR;
 		hw->port = cmd->in.port;
 		return SHCA_HW_OK;
 	case SHCA_CMD_SET_GID:
@@ -364,6 +368,7 @@ static bool shca_hw_needs_port(enum shca_hw_opcode opcode)
 enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 {
 	enum shca_hw_status status;
+	int port_event = -1;
 	unsigned long flags;
 
 	if ((unsigned int)cmd->opcode >= SHCA_CMD_NUM_OPCODES)
@@ -417,8 +422,12 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		return status;
 	default:
 		spin_lock_irqsave(&hw->lock, flags);
-		status = shca_hw_dispatch(hw, cmd);
+		status = shca_hw_dispatch(hw, cmd, &port_event);
 		spin_unlock_irqrestore(&hw->lock, flags);
+		/* The EQ lock comes before hw->lock: post after dropping it. */
+		if (port_event >= 0)
+			shca_hw_eq_post(hw, SHCA_EQE_PORT, port_event,
+					cmd->port, 0);
 		return status;
 	}
 }

@@ -472,12 +472,14 @@ struct shca_hw_cqe {
  * @SHCA_EQE_QP: an affiliated event on QP @obj of generation @gen
  * @SHCA_EQE_CQ: an affiliated event on CQ @obj
  * @SHCA_EQE_SRQ: an affiliated event on SRQ @obj
+ * @SHCA_EQE_PORT: an unaffiliated event on port @obj
  */
 enum shca_hw_eqe_type {
 	SHCA_EQE_COMP,
 	SHCA_EQE_QP,
 	SHCA_EQE_CQ,
 	SHCA_EQE_SRQ,
+	SHCA_EQE_PORT,
 };
 
 /**
@@ -490,6 +492,8 @@ enum shca_hw_eqe_type {
  * @SHCA_EV_QP_LAST_WQE: an SRQ-attached QP in error consumes no more WQEs
  * @SHCA_EV_CQ_ERR: a CQ overflowed
  * @SHCA_EV_SRQ_LIMIT: an SRQ fell below its limit
+ * @SHCA_EV_PORT_ACTIVE: the port's link came up
+ * @SHCA_EV_PORT_ERR: the port's link went down
  */
 enum shca_hw_event {
 	SHCA_EV_COMM_EST,
@@ -500,15 +504,17 @@ enum shca_hw_event {
 	SHCA_EV_QP_LAST_WQE,
 	SHCA_EV_CQ_ERR,
 	SHCA_EV_SRQ_LIMIT,
+	SHCA_EV_PORT_ACTIVE,
+	SHCA_EV_PORT_ERR,
 };
 
 /**
  * struct shca_hw_eqe - one event queue entry, 16 bytes
  * @type: enum shca_hw_eqe_type
- * @event: enum shca_hw_event, for affiliated events
+ * @event: enum shca_hw_event, for affiliated and port events
  * @rsvd: zero
  * @owner: bit 0 is the phase, as in struct shca_hw_cqe
- * @obj: the CQ, QP or SRQ number
+ * @obj: the CQ, QP or SRQ number, or the port
  * @gen: the QP's generation, for QP events
  * @rsvd2: zero
  */
