@@ -5,7 +5,8 @@
  * Object attributes come from the device (QUERY_CQ, QUERY_QP, QUERY_SRQ),
  * not from the driver's own bookkeeping, so they show what the hardware
  * model holds.  Each object's attributes go in one nested
- * RDMA_NLDEV_ATTR_DRIVER table, which "rdma res show -dd" prints.  The port counters are the device's counters.
+ * RDMA_NLDEV_ATTR_DRIVER table, which "rdma res show -dd" prints.  The
+ * port counters are the device's counters.
  */
 #include <net/netlink.h>
 #include <rdma/ib_verbs.h>
