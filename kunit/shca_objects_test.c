@@ -5,6 +5,7 @@
  * regions - through the real driver.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_cache.h>
@@ -48,15 +49,26 @@ static void shca_ot_srq_free(void *ctx)
 		ib_dealloc_pd(s->pd);
 }
 
+static struct shca_ot_srq *shca_ot_srq_sge(struct kunit *test,
+					   struct ib_device *dev, u32 wr,
+					   u32 limit, u32 sge);
+
 static struct shca_ot_srq *shca_ot_srq(struct kunit *test,
 				       struct ib_device *dev, u32 wr,
 				       u32 limit)
+{
+	return shca_ot_srq_sge(test, dev, wr, limit, 1);
+}
+
+static struct shca_ot_srq *shca_ot_srq_sge(struct kunit *test,
+					   struct ib_device *dev, u32 wr,
+					   u32 limit, u32 sge)
 {
 	struct shca_ot_srq *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	struct ib_srq_init_attr init = {
 		.event_handler = shca_ot_srq_event,
 		.srq_context = s,
-		.attr = { .max_wr = wr, .max_sge = 1, .srq_limit = limit },
+		.attr = { .max_wr = wr, .max_sge = sge, .srq_limit = limit },
 		.srq_type = IB_SRQT_BASIC,
 	};
 	int err;
@@ -191,6 +203,37 @@ static void shca_test_srq_limit_event(struct kunit *test)
 						     IB_SRQ_LIMIT));
 }
 
+/* The SRQ's SGE limit, not the QP's, governs what its WQEs may hold. */
+static void shca_test_srq_scatters_over_sges(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	const struct ib_recv_wr *bad;
+	struct ib_device *da, *db;
+	struct shca_ot_srq *s;
+	struct ib_sge sge[2];
+	struct ib_recv_wr wr = { .wr_id = 5, .sg_list = sge, .num_sge = 2 };
+	int err, i;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_ot_srq_sge(test, db, 8, 0, 2);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	sge[0] = (struct ib_sge){ .addr = b->addr + 4096, .length = 100,
+				  .lkey = b->lkey };
+	sge[1] = (struct ib_sge){ .addr = b->addr + 8192, .length = 400,
+				  .lkey = b->lkey };
+	KUNIT_ASSERT_EQ(test, 0, ib_post_srq_recv(s->srq, &wr, &bad));
+	for (i = 0; i < 300; i++)
+		a->buf[i] = i * 3;
+	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 300, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_ot_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_ot_expect(test, b, IB_WC_SUCCESS, 5);
+	KUNIT_EXPECT_MEMEQ(test, a->buf, b->buf + 4096, 100);
+	KUNIT_EXPECT_MEMEQ(test, a->buf + 100, b->buf + 8192, 200);
+}
+
 static void shca_test_srq_last_wqe(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
@@ -216,6 +259,7 @@ static struct kunit_case shca_srq_cases[] = {
 	KUNIT_CASE(shca_test_srq_shared_by_two_qps),
 	KUNIT_CASE(shca_test_srq_full_and_recycled),
 	KUNIT_CASE(shca_test_srq_limit_event),
+	KUNIT_CASE(shca_test_srq_scatters_over_sges),
 	KUNIT_CASE(shca_test_srq_last_wqe),
 	{}
 };
@@ -638,9 +682,54 @@ static void shca_test_netdev_of_port(struct kunit *test)
 		dev_put(got);
 }
 
+/*
+ * Flushed CQEs left unpolled when a QP is reset do not complete anything
+ * of its next life: polling skips them and posting still has the whole
+ * queue.
+ */
+static void shca_test_reset_leaves_no_stale_completion(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	unsigned long end = jiffies + 5 * HZ;
+	struct ib_device *da, *db;
+	struct shca_hw_cq_query q;
+	struct ib_wc wc;
+	int err, i;
+
+	shca_test_devices(test, false, &da, &db);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 4);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, NULL, 16, 4);
+	shca_test_connect(test, a, b);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(a, 10 + i, 0, 8));
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr, IB_QP_STATE));
+	/* Wait for the four flush CQEs to be in the ring, unpolled. */
+	do {
+		err = shca_cmd_query_cq(to_shca_dev(da),
+					to_shca_cq(a->cq)->cqn, &q);
+		KUNIT_ASSERT_EQ(test, 0, err);
+		KUNIT_ASSERT_FALSE(test, time_after(jiffies, end));
+		usleep_range(50, 200);
+	} while (q.pi - q.ci < 4);
+
+	attr.qp_state = IB_QPS_RESET;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr, IB_QP_STATE));
+	KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(a, b));
+	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(a->cq, 1, &wc));
+	for (i = 0; i < 4; i++) {
+		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, i, 0, 0, 8,
+					  0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+	}
+	for (i = 0; i < 4; i++)
+		shca_ot_expect(test, a, IB_WC_SUCCESS, i);
+}
+
 static struct kunit_case shca_object_cases[] = {
 	KUNIT_CASE(shca_test_query_qp),
 	KUNIT_CASE(shca_test_illegal_transitions),
+	KUNIT_CASE(shca_test_reset_leaves_no_stale_completion),
 	KUNIT_CASE_PARAM(shca_test_create_qp_refused, shca_bad_qp_gen_params),
 	KUNIT_CASE(shca_test_gsi_qp_up),
 	KUNIT_CASE(shca_test_qpn_not_reissued),

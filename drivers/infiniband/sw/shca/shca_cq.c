@@ -246,18 +246,33 @@ static struct shca_hw_cqe *shca_cq_next(struct shca_cq *cq)
 	return cqe;
 }
 
-/* The WQ a CQE's WQE index counts in moves past it: everything up to it. */
-static u64 shca_wq_complete(struct shca_wq *wq, u32 idx)
+/*
+ * A CQE completes its WQE and every unsignaled one before it.  Take the
+ * wr_id before moving the consumer index: once the index moves, a poster
+ * on another CPU may reuse the slot.  A CQE that names no outstanding WQE
+ * (left from before a RESET) is refused.
+ */
+static bool shca_wq_complete(struct shca_wq *wq, u32 idx, u64 *wr_id)
 {
 	u32 mask = (1U << wq->log_depth) - 1;
+	u32 dist = (idx - wq->ci) & mask;
 
-	WRITE_ONCE(wq->ci, wq->ci + ((idx - wq->ci) & mask) + 1);
-	return wq->wrid[idx & mask];
+	if (dist >= READ_ONCE(wq->pi) - wq->ci)
+		return false;
+	*wr_id = wq->wrid[idx & mask];
+	/* Pairs with the poster's acquire: the slot is free only now. */
+	smp_store_release(&wq->ci, wq->ci + dist + 1);
+	return true;
 }
 
-static void shca_cqe_to_wc(struct shca_dev *sdev, struct shca_qp *qp,
+/* Returns false for a CQE that names nothing this QP has outstanding. */
+static bool shca_cqe_to_wc(struct shca_dev *sdev, struct shca_qp *qp,
 			   const struct shca_hw_cqe *cqe, struct ib_wc *wc)
 {
+	bool recv = cqe->opcode == SHCA_CQE_RECV ||
+		    cqe->opcode == SHCA_CQE_RECV_RDMA_IMM;
+	bool srq = cqe->flags & SHCA_CQE_F_SRQ;
+
 	memset(wc, 0, sizeof(*wc));
 	wc->qp = &qp->ibqp;
 	wc->status = cqe->status < SHCA_CQE_NUM_STATUS ?
@@ -282,19 +297,17 @@ static void shca_cqe_to_wc(struct shca_dev *sdev, struct shca_qp *qp,
 		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc->network_hdr_type = shca_net_type[cqe->net_type];
 	}
-	if (cqe->opcode == SHCA_CQE_RECV || cqe->opcode == SHCA_CQE_RECV_RDMA_IMM) {
-		if (cqe->flags & SHCA_CQE_F_SRQ) {
-			struct shca_srq *srq = to_shca_srq(qp->ibqp.srq);
-
-			wc->wr_id = srq->wrid[cqe->wqe_idx &
-					      ((1U << srq->log_depth) - 1)];
-			shca_srq_free_slot(srq, cqe->wqe_idx);
-		} else {
-			wc->wr_id = shca_wq_complete(&qp->rq, cqe->wqe_idx);
-		}
-	} else {
-		wc->wr_id = shca_wq_complete(&qp->sq, cqe->wqe_idx);
-	}
+	if (!recv)
+		return shca_wq_complete(&qp->sq, cqe->wqe_idx, &wc->wr_id);
+	/* A CQE of another life of the QP may say SRQ when it has none. */
+	if (srq != !!qp->ibqp.srq)
+		return false;
+	if (!srq)
+		return shca_wq_complete(&qp->rq, cqe->wqe_idx, &wc->wr_id);
+	wc->wr_id = to_shca_srq(qp->ibqp.srq)->wrid[cqe->wqe_idx &
+		((1U << to_shca_srq(qp->ibqp.srq)->log_depth) - 1)];
+	shca_srq_free_slot(to_shca_srq(qp->ibqp.srq), cqe->wqe_idx);
+	return true;
 }
 
 /**
@@ -327,7 +340,11 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 				 cq->cqn, cqe->qpn);
 			continue;
 		}
-		shca_cqe_to_wc(sdev, qp, cqe, &wc[n++]);
+		if (shca_cqe_to_wc(sdev, qp, cqe, &wc[n]))
+			n++;
+		else
+			shca_dbg(sdev, "CQ %u: stale CQE of QP %u skipped\n",
+				 cq->cqn, cqe->qpn);
 	}
 	/* The device may reuse the slots only after we read them. */
 	smp_store_release(&cq->dbrec->ci, cq->ci);

@@ -363,12 +363,12 @@ static void shca_qp_reset_queues(struct shca_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	qp->sq.pi = 0;
+	WRITE_ONCE(qp->sq.pi, 0);
 	WRITE_ONCE(qp->sq.ci, 0);
 	WRITE_ONCE(qp->dbrec->sq_pi, 0);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	qp->rq.pi = 0;
+	WRITE_ONCE(qp->rq.pi, 0);
 	WRITE_ONCE(qp->rq.ci, 0);
 	WRITE_ONCE(qp->dbrec->rq_pi, 0);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
@@ -682,7 +682,8 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		goto out;
 	}
 	for (; wr; wr = wr->next) {
-		if (qp->sq.pi - READ_ONCE(qp->sq.ci) >= depth) {
+		/* Pairs with polling's release: the slot's wr_id was read. */
+		if (qp->sq.pi - smp_load_acquire(&qp->sq.ci) >= depth) {
 			shca_dbg(sdev, "QP %u: send queue full\n", qp->qpn);
 			err = -ENOMEM;
 			break;
@@ -693,7 +694,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		if (err)
 			break;
 		qp->sq.wrid[qp->sq.pi & (depth - 1)] = wr->wr_id;
-		qp->sq.pi++;
+		WRITE_ONCE(qp->sq.pi, qp->sq.pi + 1);
 		posted = true;
 	}
 	if (posted)
@@ -740,7 +741,8 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		goto out;
 	}
 	for (; wr; wr = wr->next) {
-		if (qp->rq.pi - READ_ONCE(qp->rq.ci) >= depth) {
+		/* Pairs with polling's release: the slot's wr_id was read. */
+		if (qp->rq.pi - smp_load_acquire(&qp->rq.ci) >= depth) {
 			shca_dbg(sdev, "QP %u: receive queue full\n", qp->qpn);
 			err = -ENOMEM;
 			break;
@@ -760,7 +762,7 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			w->sge[i].lkey = wr->sg_list[i].lkey;
 		}
 		qp->rq.wrid[qp->rq.pi & (depth - 1)] = wr->wr_id;
-		qp->rq.pi++;
+		WRITE_ONCE(qp->rq.pi, qp->rq.pi + 1);
 		posted = true;
 	}
 	if (posted)

@@ -268,7 +268,7 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 	bool ud = qp->type == SHCA_QPT_UD || qp->type == SHCA_QPT_GSI;
 	bool rc = qp->type == SHCA_QPT_RC;
 	struct shca_hw_recv_wqe rwqe;
-	struct shca_hw_mem dst, hdr_mem;
+	struct shca_hw_mem dst;
 	u8 hdr[SHCA_HW_GRH_LEN];
 	u64 need;
 	u32 idx;
@@ -296,8 +296,7 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 		cqe.imm_inv = w->imm_inv;
 	}
 
-	if (rwqe.num_sge > qp->max_recv_sge ||
-	    (qp->srq && rwqe.num_sge > qp->srq->max_sge)) {
+	if (rwqe.num_sge > (qp->srq ? qp->srq->max_sge : qp->max_recv_sge)) {
 		cqe.status = SHCA_CQE_LOC_QP_OP_ERR;
 		reply = SHCA_CQE_REM_OP_ERR;
 		goto complete;
@@ -320,8 +319,7 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 	}
 	if (ud) {
 		shca_hw_build_grh(hdr, m, m->av->dgid);
-		shca_hw_mem_inline(&hdr_mem, hdr, sizeof(hdr));
-		shca_hw_mem_copy(&dst, 0, &hdr_mem, sizeof(hdr));
+		shca_hw_mem_write(&dst, 0, hdr, sizeof(hdr));
 		cqe.flags |= SHCA_CQE_F_GRH;
 		cqe.net_type = m->src.net_type;
 		cqe.src_qp = m->src_qp->qpn;
@@ -363,7 +361,7 @@ static u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 {
 	const struct shca_hw_send_wqe *w = m->wqe;
 	bool rc = qp->type == SHCA_QPT_RC;
-	struct shca_hw_mem remote, tmp;
+	struct shca_hw_mem remote;
 	unsigned long flags;
 	u32 need = 0;
 	bool comm_est;
@@ -448,8 +446,7 @@ static u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			WRITE_ONCE(*p, w->rdma.swap);
 		spin_unlock_irqrestore(&shca_atomic_lock, flags);
 		shca_hw_mem_release(&remote);
-		shca_hw_mem_inline(&tmp, &orig, sizeof(orig));
-		shca_hw_mem_copy(m->local, 0, &tmp, sizeof(orig));
+		shca_hw_mem_write(m->local, 0, &orig, sizeof(orig));
 		break;
 	default:
 		status = SHCA_CQE_REM_INV_REQ_ERR;

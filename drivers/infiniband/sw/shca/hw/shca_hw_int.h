@@ -319,11 +319,18 @@ void shca_hw_qp_fini(struct shca_hw *hw);
  * @mpt: the MPT entry, referenced; NULL for the inline buffer
  * @addr: start, in the entry's address space (a kernel address if inline)
  * @len: bytes
+ * @pbl: the entry's page list when it was checked, or NULL for kernel
+ *	addresses; a re-registration meanwhile cannot move the bounds
+ * @iova: the entry's first address when it was checked
+ * @page_shift: its page size then
  */
 struct shca_hw_mem_seg {
 	struct shca_hw_mpt *mpt;
 	u64 addr;
+	const u64 *pbl;
+	u64 iova;
 	u32 len;
+	u32 page_shift;
 };
 
 /**
@@ -351,6 +358,8 @@ void shca_hw_mem_inline(struct shca_hw_mem *mem, void *buf, u32 len);
 void shca_hw_mem_release(struct shca_hw_mem *mem);
 void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
 		      struct shca_hw_mem *src, u64 len);
+void shca_hw_mem_write(struct shca_hw_mem *dst, u64 dst_off,
+		       const void *buf, u32 len);
 void *shca_hw_mem_ptr(struct shca_hw_mem *mem, u64 off, u32 len);
 bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 key,
 			    bool remote);

@@ -166,8 +166,10 @@ static bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr,
 	       addr - mpt->iova <= mpt->length - len;
 }
 
+/* Check an access and, if it is allowed, take the translation it used. */
 static bool shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn,
-			      u64 addr, u64 len, u32 access)
+			      u64 addr, u64 len, u32 access,
+			      struct shca_hw_mem_seg *seg)
 {
 	unsigned long flags;
 	bool ok;
@@ -176,6 +178,14 @@ static bool shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn,
 	ok = mpt->valid && mpt->key == key && mpt->pdn == pdn &&
 	     (mpt->access & access) == access &&
 	     shca_hw_mpt_covers(mpt, addr, len);
+	if (ok) {
+		seg->mpt = mpt;
+		seg->addr = addr;
+		seg->len = len;
+		seg->pbl = mpt->type == SHCA_MPT_PBL ? mpt->pbl : NULL;
+		seg->iova = mpt->iova;
+		seg->page_shift = mpt->page_shift;
+	}
 	spin_unlock_irqrestore(&mpt->lock, flags);
 	return ok;
 }
@@ -208,13 +218,11 @@ enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
 		if (!mpt)
 			goto err;
 		if (!shca_hw_mpt_check(mpt, sge[i].lkey, pdn, sge[i].addr,
-				       sge[i].length, access)) {
+				       sge[i].length, access,
+				       &mem->seg[mem->n])) {
 			shca_hw_mpt_put(mpt);
 			goto err;
 		}
-		mem->seg[mem->n].mpt = mpt;
-		mem->seg[mem->n].addr = sge[i].addr;
-		mem->seg[mem->n].len = sge[i].length;
 		mem->n++;
 		mem->total += sge[i].length;
 	}
@@ -253,13 +261,11 @@ bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qp_access,
 	mpt = shca_hw_mpt_get(hw, rkey);
 	if (!mpt)
 		goto err;
-	if (!shca_hw_mpt_check(mpt, rkey, pdn, addr, len, access)) {
+	if (!shca_hw_mpt_check(mpt, rkey, pdn, addr, len, access,
+			       &mem->seg[0])) {
 		shca_hw_mpt_put(mpt);
 		goto err;
 	}
-	mem->seg[0].mpt = mpt;
-	mem->seg[0].addr = addr;
-	mem->seg[0].len = len;
 	mem->n = 1;
 	mem->total = len;
 	return true;
@@ -281,6 +287,7 @@ void shca_hw_mem_inline(struct shca_hw_mem *mem, void *buf, u32 len)
 	mem->seg[0].mpt = NULL;
 	mem->seg[0].addr = (uintptr_t)buf;
 	mem->seg[0].len = len;
+	mem->seg[0].pbl = NULL;
 }
 
 /**
@@ -299,34 +306,22 @@ void shca_hw_mem_release(struct shca_hw_mem *mem)
 }
 
 /*
- * Translate @len bytes at @addr of a held entry: returns the kernel
- * address and shortens *@len to what is contiguous there.
+ * Translate @len bytes at @addr of a resolved segment, with the translation
+ * it was checked against: returns the kernel address and shortens *@len to
+ * what is contiguous there.
  */
-static u8 *shca_hw_mpt_translate(struct shca_hw_mpt *mpt, u64 addr, u64 *len)
+static u8 *shca_hw_seg_translate(const struct shca_hw_mem_seg *s, u64 addr,
+				 u64 *len)
 {
-	u64 off, page_size, in_page;
-	const u64 *pbl;
-	unsigned long flags;
-	u32 shift;
-	u64 iova;
+	u64 page_size, off, in_page;
 
-	if (!mpt)
+	if (!s->pbl)
 		return (u8 *)(uintptr_t)addr;
-	spin_lock_irqsave(&mpt->lock, flags);
-	if (mpt->type == SHCA_MPT_DMA) {
-		spin_unlock_irqrestore(&mpt->lock, flags);
-		return (u8 *)(uintptr_t)addr;
-	}
-	pbl = mpt->pbl;
-	shift = mpt->page_shift;
-	iova = mpt->iova;
-	spin_unlock_irqrestore(&mpt->lock, flags);
-
-	page_size = 1ULL << shift;
-	off = (iova & (page_size - 1)) + (addr - iova);
+	page_size = 1ULL << s->page_shift;
+	off = (s->iova & (page_size - 1)) + (addr - s->iova);
 	in_page = off & (page_size - 1);
 	*len = min(*len, page_size - in_page);
-	return (u8 *)(uintptr_t)(pbl[off >> shift] + in_page);
+	return (u8 *)(uintptr_t)(s->pbl[off >> s->page_shift] + in_page);
 }
 
 /* Walks a resolved list: which segment, and how far into it. */
@@ -351,7 +346,7 @@ static u8 *shca_hw_cursor_next(struct shca_hw_mem_cursor *c, u64 *max)
 {
 	struct shca_hw_mem_seg *s = &c->mem->seg[c->seg];
 	u64 len = min_t(u64, *max, s->len - c->off);
-	u8 *p = shca_hw_mpt_translate(s->mpt, s->addr + c->off, &len);
+	u8 *p = shca_hw_seg_translate(s, s->addr + c->off, &len);
 
 	*max = len;
 	return p;
@@ -392,6 +387,32 @@ void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
 		shca_hw_cursor_advance(&d, m);
 		shca_hw_cursor_advance(&s, m);
 		len -= m;
+	}
+}
+
+/**
+ * shca_hw_mem_write() - copy a small kernel buffer into a resolved list
+ * @dst: the destination
+ * @dst_off: where in @dst to start
+ * @buf: the bytes
+ * @len: how many; @dst must be long enough
+ */
+void shca_hw_mem_write(struct shca_hw_mem *dst, u64 dst_off,
+		       const void *buf, u32 len)
+{
+	struct shca_hw_mem_cursor d = { .mem = dst };
+	const u8 *sp = buf;
+	u64 n;
+	u8 *dp;
+
+	shca_hw_cursor_seek(&d, dst_off);
+	while (len) {
+		n = len;
+		dp = shca_hw_cursor_next(&d, &n);
+		memcpy(dp, sp, n);
+		shca_hw_cursor_advance(&d, n);
+		sp += n;
+		len -= n;
 	}
 }
 

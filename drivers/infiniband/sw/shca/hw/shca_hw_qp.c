@@ -414,9 +414,14 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp)
 	qp->fenced = true;
 	spin_unlock_irq(&qp->lock);
 	xa_erase_irq(&hw->qps, qp->qpn);
-	shca_hw_qp_fence(qp);
+	/*
+	 * Wait out every holder first: a doorbell that looked the QP up
+	 * before the erase may still queue its work.  Then nothing can,
+	 * and the fence is final.
+	 */
 	shca_hw_qp_put(qp);
 	wait_for_completion(&qp->done);
+	shca_hw_qp_fence(qp);
 	shca_hw_qp_unlink(qp);
 	hw->nr_qps--;
 	mutex_destroy(&qp->resp_mutex);
