@@ -14,17 +14,6 @@
 #include "shca.h"
 #include "shca_test.h"
 
-static void shca_ot_expect(struct kunit *test, struct shca_tq *tq,
-			   enum ib_wc_status status, u64 wr_id)
-{
-	struct ib_wc wc;
-
-	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(tq, &wc, 1));
-	KUNIT_EXPECT_EQ_MSG(test, status, wc.status, "%s",
-			    ib_wc_status_msg(wc.status));
-	KUNIT_EXPECT_EQ(test, wr_id, wc.wr_id);
-}
-
 /* An SRQ and what its event handler saw. */
 struct shca_ot_srq {
 	struct ib_pd *pd;
@@ -116,12 +105,12 @@ static void shca_test_srq_shared_by_two_qps(struct kunit *test)
 	for (i = 0; i < 2; i++) {
 		err = shca_test_post_send(a1, b1, IB_WR_SEND, i, 0, 0, 32, 0);
 		KUNIT_ASSERT_EQ(test, 0, err);
-		shca_ot_expect(test, a1, IB_WC_SUCCESS, i);
+		shca_test_expect(test, a1, IB_WC_SUCCESS, i);
 	}
 	for (i = 0; i < 2; i++) {
 		err = shca_test_post_send(a2, b2, IB_WR_SEND, i, 0, 0, 32, 0);
 		KUNIT_ASSERT_EQ(test, 0, err);
-		shca_ot_expect(test, a2, IB_WC_SUCCESS, i);
+		shca_test_expect(test, a2, IB_WC_SUCCESS, i);
 	}
 	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(b1, wc, 2));
 	KUNIT_EXPECT_EQ(test, 100ULL, wc[0].wr_id);
@@ -151,9 +140,9 @@ static void shca_test_srq_full_and_recycled(struct kunit *test)
 	/* A polled completion frees its slot for the next post. */
 	err = shca_test_post_send(a, b, IB_WR_SEND, 9, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_ot_expect(test, a, IB_WC_SUCCESS, 9);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 9);
 	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
-	shca_ot_expect(test, b, IB_WC_SUCCESS, 0);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 0);
 	KUNIT_EXPECT_EQ(test, 0, shca_test_post_recv(b, 4, 0, 256));
 }
 
@@ -180,13 +169,13 @@ static void shca_test_srq_limit_event(struct kunit *test)
 	for (i = 0; i < 2; i++) {
 		err = shca_test_post_send(a, b, IB_WR_SEND, i, 0, 0, 8, 0);
 		KUNIT_ASSERT_EQ(test, 0, err);
-		shca_ot_expect(test, a, IB_WC_SUCCESS, i);
+		shca_test_expect(test, a, IB_WC_SUCCESS, i);
 	}
 	KUNIT_EXPECT_FALSE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
 					  &s->events));
 	err = shca_test_post_send(a, b, IB_WR_SEND, 2, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_ot_expect(test, a, IB_WC_SUCCESS, 2);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 2);
 	while (!test_bit(IB_EVENT_SRQ_LIMIT_REACHED, &s->events) &&
 	       !time_after(jiffies, end))
 		usleep_range(50, 200);
@@ -228,8 +217,8 @@ static void shca_test_srq_scatters_over_sges(struct kunit *test)
 		a->buf[i] = i * 3;
 	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 300, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_ot_expect(test, a, IB_WC_SUCCESS, 1);
-	shca_ot_expect(test, b, IB_WC_SUCCESS, 5);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 5);
 	KUNIT_EXPECT_MEMEQ(test, a->buf, b->buf + 4096, 100);
 	KUNIT_EXPECT_MEMEQ(test, a->buf + 100, b->buf + 8192, 200);
 }
@@ -487,7 +476,7 @@ static void shca_test_illegal_transitions(struct kunit *test)
 	shca_test_connect(test, a, b);
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_ot_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
 }
 
 /**
@@ -723,7 +712,7 @@ static void shca_test_reset_leaves_no_stale_completion(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0, err);
 	}
 	for (i = 0; i < 4; i++)
-		shca_ot_expect(test, a, IB_WC_SUCCESS, i);
+		shca_test_expect(test, a, IB_WC_SUCCESS, i);
 }
 
 static struct kunit_case shca_object_cases[] = {

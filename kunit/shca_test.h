@@ -69,6 +69,8 @@ int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer);
 void shca_test_connect(struct kunit *test, struct shca_tq *a,
 		       struct shca_tq *b);
 int shca_test_poll(struct shca_tq *tq, struct ib_wc *wc, int n);
+void shca_test_expect(struct kunit *test, struct shca_tq *tq,
+		      enum ib_wc_status status, u64 wr_id);
 int shca_test_wait_event(struct shca_tq *tq, enum ib_event_type event);
 bool shca_test_sq_idle(struct shca_tq *tq);
 int shca_test_post_recv(struct shca_tq *tq, u64 wr_id, u32 offset, u32 len);

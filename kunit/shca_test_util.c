@@ -518,3 +518,21 @@ struct shca_tq *shca_test_tq_new(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, tq);
 	return tq;
 }
+
+/**
+ * shca_test_expect() - poll one completion and check its status and wr_id
+ * @test: the test
+ * @tq: the end whose CQ to poll
+ * @status: the status it must have
+ * @wr_id: the work request it must complete
+ */
+void shca_test_expect(struct kunit *test, struct shca_tq *tq,
+		      enum ib_wc_status status, u64 wr_id)
+{
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(tq, &wc, 1));
+	KUNIT_EXPECT_EQ_MSG(test, status, wc.status, "%s",
+			    ib_wc_status_msg(wc.status));
+	KUNIT_EXPECT_EQ(test, wr_id, wc.wr_id);
+}

@@ -25,17 +25,6 @@ static void shca_vt_pair(struct kunit *test, struct shca_tq *a,
 	shca_test_tq_init(test, b, db, type, NULL, 16, wr);
 }
 
-static void shca_vt_expect(struct kunit *test, struct shca_tq *tq,
-			   enum ib_wc_status status, u64 wr_id)
-{
-	struct ib_wc wc;
-
-	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(tq, &wc, 1));
-	KUNIT_EXPECT_EQ_MSG(test, status, wc.status, "%s",
-			    ib_wc_status_msg(wc.status));
-	KUNIT_EXPECT_EQ(test, wr_id, wc.wr_id);
-}
-
 /* Wait until the device has executed every posted send (and its CQE). */
 static void shca_vt_wait_idle(struct kunit *test, struct shca_tq *tq)
 {
@@ -80,8 +69,8 @@ static void shca_test_bad_lkey(struct kunit *test)
 	good.lkey = a->lkey;
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 9, 0, 64));
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(a->qp, &wr1, NULL));
-	shca_vt_expect(test, a, IB_WC_LOC_PROT_ERR, 1);
-	shca_vt_expect(test, a, IB_WC_WR_FLUSH_ERR, 2);
+	shca_test_expect(test, a, IB_WC_LOC_PROT_ERR, 1);
+	shca_test_expect(test, a, IB_WC_WR_FLUSH_ERR, 2);
 	KUNIT_EXPECT_EQ(test, 0, shca_test_wait_event(a,
 						      IB_EVENT_QP_ACCESS_ERR));
 	KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(a));
@@ -101,13 +90,13 @@ static void shca_test_bad_rkey(struct kunit *test)
 	b->rkey = 0x77700;
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 64, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_REM_ACCESS_ERR, 1);
+	shca_test_expect(test, a, IB_WC_REM_ACCESS_ERR, 1);
 	KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(a));
 	/* The responder saw the violation: error state, event, flush. */
 	KUNIT_EXPECT_EQ(test, 0, shca_test_wait_event(b,
 						      IB_EVENT_QP_ACCESS_ERR));
 	KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(b));
-	shca_vt_expect(test, b, IB_WC_WR_FLUSH_ERR, 9);
+	shca_test_expect(test, b, IB_WC_WR_FLUSH_ERR, 9);
 }
 
 static void shca_test_remote_write_needs_right(struct kunit *test)
@@ -126,7 +115,7 @@ static void shca_test_remote_write_needs_right(struct kunit *test)
 					      IB_QP_ACCESS_FLAGS));
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 64, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_REM_ACCESS_ERR, 1);
+	shca_test_expect(test, a, IB_WC_REM_ACCESS_ERR, 1);
 	KUNIT_EXPECT_EQ(test, 0, shca_test_wait_event(b,
 						      IB_EVENT_QP_ACCESS_ERR));
 }
@@ -143,7 +132,7 @@ static void shca_test_rnr_retry_exceeded(struct kunit *test)
 	naks = shca_test_counter(a->dev, SHCA_CNT_RNR_NAK);
 	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 64, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_RNR_RETRY_EXC_ERR, 1);
+	shca_test_expect(test, a, IB_WC_RNR_RETRY_EXC_ERR, 1);
 	/* The first try and two retries. */
 	KUNIT_EXPECT_EQ(test, naks + 3,
 			shca_test_counter(a->dev, SHCA_CNT_RNR_NAK));
@@ -166,8 +155,8 @@ static void shca_test_rnr_then_delivered(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, shca_vt_wait_counter(a->dev, SHCA_CNT_RNR_NAK,
 						     naks + 1));
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 2, 0, 64));
-	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
-	shca_vt_expect(test, b, IB_WC_SUCCESS, 2);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 2);
 }
 
 static void shca_test_retry_exceeded(struct kunit *test)
@@ -181,7 +170,7 @@ static void shca_test_retry_exceeded(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(a, b));
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 64, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_RETRY_EXC_ERR, 1);
+	shca_test_expect(test, a, IB_WC_RETRY_EXC_ERR, 1);
 	KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(a));
 }
 
@@ -196,7 +185,7 @@ static void shca_test_recv_too_small(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 2, 0, 16));
 	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 100, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_REM_INV_REQ_ERR, 1);
+	shca_test_expect(test, a, IB_WC_REM_INV_REQ_ERR, 1);
 	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(b, &wc, 1));
 	KUNIT_EXPECT_EQ(test, IB_WC_LOC_LEN_ERR, wc.status);
 	KUNIT_EXPECT_EQ(test, 2ULL, wc.wr_id);
@@ -215,13 +204,13 @@ static void shca_test_flush_on_error(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 64));
 	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(b->qp, &attr, IB_QP_STATE));
 	for (i = 1; i <= 3; i++)
-		shca_vt_expect(test, b, IB_WC_WR_FLUSH_ERR, i);
+		shca_test_expect(test, b, IB_WC_WR_FLUSH_ERR, i);
 	/* Work posted in ERR is flushed too. */
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 4, 0, 64));
-	shca_vt_expect(test, b, IB_WC_WR_FLUSH_ERR, 4);
+	shca_test_expect(test, b, IB_WC_WR_FLUSH_ERR, 4);
 	err = shca_test_post_send(b, a, IB_WR_RDMA_WRITE, 5, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, b, IB_WC_WR_FLUSH_ERR, 5);
+	shca_test_expect(test, b, IB_WC_WR_FLUSH_ERR, 5);
 }
 
 static void shca_test_unsignaled(struct kunit *test)
@@ -241,7 +230,7 @@ static void shca_test_unsignaled(struct kunit *test)
 						  SHCA_TEST_UNSIGNALED);
 			KUNIT_ASSERT_EQ(test, 0, err);
 		}
-		shca_vt_expect(test, a, IB_WC_SUCCESS, round * 4 + 3);
+		shca_test_expect(test, a, IB_WC_SUCCESS, round * 4 + 3);
 		KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(a->cq, 1, &wc));
 	}
 }
@@ -270,7 +259,7 @@ static void shca_test_queue_full(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -ENOMEM, ib_post_send(a->qp, &wr[0].wr, &bad));
 	KUNIT_EXPECT_PTR_EQ(test, (const struct ib_send_wr *)&wr[4].wr, bad);
 	for (i = 0; i < 4; i++)
-		shca_vt_expect(test, a, IB_WC_SUCCESS, i);
+		shca_test_expect(test, a, IB_WC_SUCCESS, i);
 }
 
 static void shca_test_atomic_checks(struct kunit *test)
@@ -285,7 +274,7 @@ static void shca_test_atomic_checks(struct kunit *test)
 	err = shca_test_post_send(a, b, IB_WR_ATOMIC_FETCH_AND_ADD, 1, 0, 3,
 				  8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_REM_INV_REQ_ERR, 1);
+	shca_test_expect(test, a, IB_WC_REM_INV_REQ_ERR, 1);
 
 	/* The PD's global rkey carries no atomic right. */
 	shca_test_tq_init(test, c, a->dev, IB_QPT_RC, NULL, 16, 4);
@@ -294,7 +283,7 @@ static void shca_test_atomic_checks(struct kunit *test)
 	err = shca_test_post_send(c, d, IB_WR_ATOMIC_CMP_AND_SWP, 2, 0, 8,
 				  8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, c, IB_WC_REM_ACCESS_ERR, 2);
+	shca_test_expect(test, c, IB_WC_REM_ACCESS_ERR, 2);
 }
 
 static void shca_test_fence(struct kunit *test)
@@ -319,7 +308,7 @@ static void shca_test_fence(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, IB_WC_RDMA_READ, wc[0].opcode);
 	KUNIT_EXPECT_EQ(test, 2ULL, wc[1].wr_id);
 	KUNIT_EXPECT_EQ(test, IB_WC_SEND, wc[1].opcode);
-	shca_vt_expect(test, b, IB_WC_SUCCESS, 9);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 9);
 	KUNIT_EXPECT_MEMEQ(test, b->buf + SHCA_VT_REMOTE, b->buf, 64);
 }
 
@@ -346,7 +335,7 @@ static void shca_test_ud_wrong_qkey_dropped(struct kunit *test)
 	dropped = shca_test_counter(a->dev, SHCA_CNT_DROPPED);
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(a->qp, &wr.wr, NULL));
 	/* UD sends complete whether or not anyone takes them. */
-	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
 	KUNIT_EXPECT_EQ(test, dropped + 1,
 			shca_test_counter(a->dev, SHCA_CNT_DROPPED));
 	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(b->cq, 1, &wc));
@@ -392,7 +381,7 @@ static void shca_test_sqd_drained(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(a->qp, &attr, IB_QP_STATE));
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
 }
 
 static struct kunit_case shca_qp_error_cases[] = {
@@ -482,7 +471,7 @@ static void shca_test_bad_opcode_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, ib_post_send(a->qp, &good.wr, &bad));
 	KUNIT_EXPECT_PTR_EQ(test, (const struct ib_send_wr *)&wrong.wr, bad);
 	/* What came before the bad request was posted and runs. */
-	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
 	KUNIT_EXPECT_TRUE(test, shca_test_sq_idle(a));
 }
 
@@ -586,12 +575,12 @@ static void shca_test_notify_next(struct kunit *test)
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_EXPECT_TRUE(test, shca_vt_wait_comp(a, 1));
-	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
 	/* Not re-armed: the next completion raises no event. */
 	eqes = shca_test_counter(a->dev, SHCA_CNT_EQES);
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 2, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_SUCCESS, 2);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 2);
 	KUNIT_EXPECT_EQ(test, eqes, shca_test_counter(a->dev, SHCA_CNT_EQES));
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&a->comp_events));
 }
@@ -610,7 +599,7 @@ static void shca_test_notify_solicited(struct kunit *test)
 	eqes = shca_test_counter(b->dev, SHCA_CNT_EQES);
 	err = shca_test_post_send(a, b, IB_WR_SEND, 3, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, b, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 1);
 	/* An unsolicited receive leaves the CQ armed and silent. */
 	KUNIT_EXPECT_EQ(test, eqes, shca_test_counter(b->dev, SHCA_CNT_EQES));
 	KUNIT_EXPECT_EQ(test, (u32)SHCA_CQ_ARM_SOLICITED, shca_vt_cq_armed(b));
@@ -618,7 +607,7 @@ static void shca_test_notify_solicited(struct kunit *test)
 				  IB_SEND_SOLICITED);
 	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_EXPECT_TRUE(test, shca_vt_wait_comp(b, 1));
-	shca_vt_expect(test, b, IB_WC_SUCCESS, 2);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 2);
 }
 
 static void shca_test_missed_events(struct kunit *test)
@@ -633,7 +622,7 @@ static void shca_test_missed_events(struct kunit *test)
 	shca_vt_wait_idle(test, a);
 	KUNIT_EXPECT_EQ(test, 1, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP |
 						  IB_CQ_REPORT_MISSED_EVENTS));
-	shca_vt_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
 	KUNIT_EXPECT_EQ(test, 0, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP |
 						  IB_CQ_REPORT_MISSED_EVENTS));
 }
@@ -656,10 +645,10 @@ static void shca_test_resize_keeps_cqes(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, ib_resize_cq(a->cq, 100));
 	KUNIT_EXPECT_EQ(test, 127, a->cq->cqe);
 	for (i = 1; i <= 3; i++)
-		shca_vt_expect(test, a, IB_WC_SUCCESS, i);
+		shca_test_expect(test, a, IB_WC_SUCCESS, i);
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 4, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_vt_expect(test, a, IB_WC_SUCCESS, 4);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 4);
 }
 
 static void shca_test_moderation(struct kunit *test)
