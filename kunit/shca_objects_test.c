@@ -38,20 +38,9 @@ static void shca_ot_srq_free(void *ctx)
 		ib_dealloc_pd(s->pd);
 }
 
-static struct shca_ot_srq *shca_ot_srq_sge(struct kunit *test,
-					   struct ib_device *dev, u32 wr,
-					   u32 limit, u32 sge);
-
 static struct shca_ot_srq *shca_ot_srq(struct kunit *test,
 				       struct ib_device *dev, u32 wr,
-				       u32 limit)
-{
-	return shca_ot_srq_sge(test, dev, wr, limit, 1);
-}
-
-static struct shca_ot_srq *shca_ot_srq_sge(struct kunit *test,
-					   struct ib_device *dev, u32 wr,
-					   u32 limit, u32 sge)
+				       u32 limit, u32 sge)
 {
 	struct shca_ot_srq *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	struct ib_srq_init_attr init = {
@@ -88,7 +77,7 @@ static void shca_test_srq_shared_by_two_qps(struct kunit *test)
 	int i, err;
 
 	shca_test_devices(test, true, &da, &db);
-	s = shca_ot_srq(test, db, 8, 0);
+	s = shca_ot_srq(test, db, 8, 0, 1);
 	shca_test_tq_init(test, a1, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, a2, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b1, db, IB_QPT_RC, s->srq, 16, 8);
@@ -130,7 +119,7 @@ static void shca_test_srq_full_and_recycled(struct kunit *test)
 	int i, err;
 
 	shca_test_devices(test, false, &da, &db);
-	s = shca_ot_srq(test, db, 4, 0);
+	s = shca_ot_srq(test, db, 4, 0, 1);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
 	shca_test_connect(test, a, b);
@@ -156,7 +145,7 @@ static void shca_test_srq_limit_event(struct kunit *test)
 	int i, err;
 
 	shca_test_devices(test, false, &da, &db);
-	s = shca_ot_srq(test, db, 8, 0);
+	s = shca_ot_srq(test, db, 8, 0, 1);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
 	shca_test_connect(test, a, b);
@@ -204,7 +193,7 @@ static void shca_test_srq_scatters_over_sges(struct kunit *test)
 	int err, i;
 
 	shca_test_devices(test, false, &da, &db);
-	s = shca_ot_srq_sge(test, db, 8, 0, 2);
+	s = shca_ot_srq(test, db, 8, 0, 2);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
 	shca_test_connect(test, a, b);
@@ -232,7 +221,7 @@ static void shca_test_srq_last_wqe(struct kunit *test)
 	int err;
 
 	shca_test_devices(test, false, &da, &db);
-	s = shca_ot_srq(test, db, 8, 0);
+	s = shca_ot_srq(test, db, 8, 0, 1);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
 	shca_test_connect(test, a, b);

@@ -339,6 +339,7 @@ void shca_av_from_ah_attr(struct shca_hw_av *av,
 			  const struct rdma_ah_attr *attr);
 
 /* shca_res.c */
+void shca_res_init(void);
 struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port_num);
 int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);

@@ -266,8 +266,8 @@ static bool shca_wq_complete(struct shca_wq *wq, u32 idx, u64 *wr_id)
 }
 
 /* Returns false for a CQE that names nothing this QP has outstanding. */
-static bool shca_cqe_to_wc(struct shca_dev *sdev, struct shca_qp *qp,
-			   const struct shca_hw_cqe *cqe, struct ib_wc *wc)
+static bool shca_cqe_to_wc(struct shca_qp *qp, const struct shca_hw_cqe *cqe,
+			   struct ib_wc *wc)
 {
 	bool recv = cqe->opcode == SHCA_CQE_RECV ||
 		    cqe->opcode == SHCA_CQE_RECV_RDMA_IMM;
@@ -340,7 +340,7 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 				 cq->cqn, cqe->qpn);
 			continue;
 		}
-		if (shca_cqe_to_wc(sdev, qp, cqe, &wc[n]))
+		if (shca_cqe_to_wc(qp, cqe, &wc[n]))
 			n++;
 		else
 			shca_dbg(sdev, "CQ %u: stale CQE of QP %u skipped\n",

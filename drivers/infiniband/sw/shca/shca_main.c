@@ -320,6 +320,7 @@ static int __init shca_init(void)
 {
 	int err;
 
+	shca_res_init();
 	shca_debugfs_init();
 	err = register_netdevice_notifier(&shca_netdev_notifier);
 	if (err)

@@ -15,27 +15,19 @@
 
 #include "shca.h"
 
-static const struct rdma_stat_desc shca_stat_descs[SHCA_CNT_NUM] = {
-	[SHCA_CNT_DOORBELLS]		= { .name = "doorbells" },
-	[SHCA_CNT_WQES]			= { .name = "send_wqes" },
-	[SHCA_CNT_RECV_WQES]		= { .name = "recv_wqes" },
-	[SHCA_CNT_CQES]			= { .name = "cqes_written" },
-	[SHCA_CNT_EQES]			= { .name = "eqes_written" },
-	[SHCA_CNT_INTERRUPTS]		= { .name = "interrupts" },
-	[SHCA_CNT_TX_BYTES]		= { .name = "tx_bytes" },
-	[SHCA_CNT_RX_BYTES]		= { .name = "rx_bytes" },
-	[SHCA_CNT_SWEPT_CQES]		= { .name = "swept_cqes" },
-	[SHCA_CNT_FLUSHED]		= { .name = "flushed_wqes" },
-	[SHCA_CNT_LOC_PROT_ERR]		= { .name = "err_local_protection" },
-	[SHCA_CNT_REM_ACCESS_ERR]	= { .name = "err_remote_access" },
-	[SHCA_CNT_LEN_ERR]		= { .name = "err_length" },
-	[SHCA_CNT_RNR_NAK]		= { .name = "rnr_naks" },
-	[SHCA_CNT_RNR_EXC]		= { .name = "err_rnr_retry_exceeded" },
-	[SHCA_CNT_RETRY_EXC]		= { .name = "err_retry_exceeded" },
-	[SHCA_CNT_DROPPED]		= { .name = "dropped_packets" },
-	[SHCA_CNT_CQ_OVERFLOW]		= { .name = "err_cq_overflow" },
-	[SHCA_CNT_EQ_OVERFLOW]		= { .name = "err_eq_overflow" },
-};
+/* The port counters, named by the device; filled in at module load. */
+static struct rdma_stat_desc shca_stat_descs[SHCA_CNT_NUM];
+
+/**
+ * shca_res_init() - name the port counters after the device's counters
+ */
+void shca_res_init(void)
+{
+	int i;
+
+	for (i = 0; i < SHCA_CNT_NUM; i++)
+		shca_stat_descs[i].name = shca_hw_counter_name(i);
+}
 
 /**
  * shca_alloc_hw_port_stats() - the port's counter table

@@ -499,7 +499,6 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	struct shca_hw_msg m = { .src_qp = qp, .wqe = w };
 	struct shca_hw_mem local;
 	struct shca_hw_qp *dqp;
-	u8 inline_buf[SHCA_HW_MAX_INLINE];
 	u32 access = 0;
 	bool routable;
 
@@ -524,8 +523,8 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	}
 
 	if (w->flags & SHCA_WQE_F_INLINE) {
-		memcpy(inline_buf, w->inline_data, w->inline_len);
-		shca_hw_mem_inline(&local, inline_buf, w->inline_len);
+		/* @w is the engine's own copy of the WQE. */
+		shca_hw_mem_inline(&local, w->inline_data, w->inline_len);
 	} else {
 		if (w->opcode == SHCA_WQE_RDMA_READ || atomic)
 			access = SHCA_ACCESS_LOCAL_WRITE;

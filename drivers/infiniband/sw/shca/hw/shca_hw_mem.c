@@ -280,7 +280,7 @@ err:
  * @buf: the payload
  * @len: its length
  */
-void shca_hw_mem_inline(struct shca_hw_mem *mem, void *buf, u32 len)
+void shca_hw_mem_inline(struct shca_hw_mem *mem, const void *buf, u32 len)
 {
 	mem->n = len ? 1 : 0;
 	mem->total = len;
