@@ -15,6 +15,22 @@
  *
  * The verdict is in /sys/kernel/debug/shca_kconsumer/result, one line per
  * QP type: "rc PASS 112 0" (type, verdict, checks passed, checks failed).
+ *
+ * With teardown=N it then runs N teardown rounds on dev_a, each on one CQ
+ * shared by two neighbour QPs (RC and UD) and a victim (RC, UC, UD in
+ * turn), and adds a "teardown" line.  A round runs traffic on every QP and
+ * destroys the victim, or resets it and reuses it, mid-traffic.  Every
+ * neighbour completion must be delivered exactly once, in order.
+ *
+ * With a workqueue poller, the round first parks the poller in a
+ * completion callback (the gate), so nothing is polled until the round
+ * lets go: no completion of the victim's torn-down life may be delivered
+ * at all.  A softirq poller cannot be parked, and a completion polled just
+ * before the teardown returned may be delivered just after it; there the
+ * round sends a marker after the teardown, and no completion of the
+ * victim's torn-down life may come after the marker's.  (A CQE the sweep
+ * missed would reach the driver's poll with no QP to name: the driver
+ * counts it in "stray_cqes", which the integration test checks.)
  */
 #include <linux/debugfs.h>
 #include <linux/etherdevice.h>
@@ -39,6 +55,10 @@ MODULE_PARM_DESC(iters, "rounds of every opcode");
 static char *poll = "softirq";
 module_param(poll, charp, 0444);
 MODULE_PARM_DESC(poll, "CQ poll context: softirq, workqueue or unbound_workqueue");
+
+static unsigned int teardown;
+module_param(teardown, uint, 0444);
+MODULE_PARM_DESC(teardown, "teardown rounds on dev_a after the traffic; 0 for none");
 
 #define KC_BUF		(64 * 1024)
 #define KC_LEN		2000
@@ -157,8 +177,9 @@ static void kc_end_fini(struct kc_end *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static int kc_end_init(struct kc_end *e, struct ib_device *dev,
-		       enum ib_qp_type type)
+/* With @cq, the end's QP uses it and the end does not own it. */
+static int kc_end_init_on(struct kc_end *e, struct ib_device *dev,
+			  enum ib_qp_type type, struct ib_cq *cq)
 {
 	struct ib_qp_init_attr init = {
 		.qp_type = type,
@@ -181,15 +202,24 @@ static int kc_end_init(struct kc_end *e, struct ib_device *dev,
 		e->buf = NULL;
 		return -ENOMEM;
 	}
-	e->cq = ib_alloc_cq(dev, NULL, 64, 0, kc_poll_ctx());
-	if (IS_ERR(e->cq))
-		return PTR_ERR(e->cq);
-	init.send_cq = e->cq;
-	init.recv_cq = e->cq;
+	if (!cq) {
+		e->cq = ib_alloc_cq(dev, NULL, 64, 0, kc_poll_ctx());
+		if (IS_ERR(e->cq))
+			return PTR_ERR(e->cq);
+		cq = e->cq;
+	}
+	init.send_cq = cq;
+	init.recv_cq = cq;
 	e->qp = ib_create_qp(e->pd, &init);
 	if (IS_ERR(e->qp))
 		return PTR_ERR(e->qp);
 	return 0;
+}
+
+static int kc_end_init(struct kc_end *e, struct ib_device *dev,
+		       enum ib_qp_type type)
+{
+	return kc_end_init_on(e, dev, type, NULL);
 }
 
 /* RESET to RTS, connected to @peer (RC, UC) or with an AH to it (UD). */
@@ -449,15 +479,384 @@ static void kc_run(struct kc_pair *p, struct ib_device *da,
 		   p->name, p->failed ? "FAIL" : "PASS", p->passed, p->failed);
 }
 
+#define KC_TD_NEIGH	2
+#define KC_TD_MSGS	6
+#define KC_TD_GATE_MS	15000
+
+/* One teardown work request: which QP, send or receive, which message. */
+struct kc_td_wr {
+	struct ib_cqe cqe;
+	u8 qp;
+	u8 recv;
+	u8 life;
+	u8 seq;
+	atomic_t hits;
+};
+
+/**
+ * struct kc_td - the teardown rounds
+ * @res: their checks, reported as "teardown"
+ * @cq: the CQ every QP of a round shares
+ * @n: the neighbours, each connected to itself
+ * @v: the victim, connected to itself
+ * @gated: the poller can be parked (a workqueue poller)
+ * @gate: the RDMA write whose completion parks the poller, or marks the
+ *	end of a teardown
+ * @parked: the poller is in the gate, or past the marker
+ * @open: the gate may open
+ * @opened: the gate opened when told to, not on its own
+ * @nw: the neighbours' work requests of the round
+ * @vw: the victim's, for its first and its second life
+ * @next: the next sequence number due per neighbour, sends and receives,
+ *	in the round
+ * @pending: neighbour completions not yet delivered
+ * @wait: woken when @pending reaches zero
+ * @dead_life: the victim's life that was torn down (0: none yet)
+ * @late: victim completions of a torn-down life delivered
+ * @disorder: neighbour completions of the round delivered out of order
+ *	or failed
+ */
+struct kc_td {
+	struct kc_pair res;
+	struct ib_cq *cq;
+	struct kc_end n[KC_TD_NEIGH];
+	struct kc_end v;
+	bool gated;
+	struct kc_td_wr gate;
+	struct completion parked;
+	struct completion open;
+	bool opened;
+	struct kc_td_wr nw[KC_TD_NEIGH][KC_TD_MSGS][2];
+	struct kc_td_wr vw[2][KC_TD_MSGS][2];
+	u32 next[KC_TD_NEIGH][2];
+	atomic_t pending;
+	wait_queue_head_t wait;
+	u8 dead_life;
+	atomic_t late;
+	atomic_t disorder;
+};
+
+static struct kc_td kc_td = { .res = { .name = "teardown" } };
+
+static void kc_td_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kc_td_wr *w = container_of(wc->wr_cqe, struct kc_td_wr, cqe);
+	struct kc_td *td = &kc_td;
+
+	atomic_inc(&w->hits);
+	if (w->qp == KC_TD_NEIGH) {
+		if (w->life == READ_ONCE(td->dead_life))
+			atomic_inc(&td->late);
+		return;
+	}
+	if (wc->status != IB_WC_SUCCESS || w->seq != td->next[w->qp][w->recv])
+		atomic_inc(&td->disorder);
+	td->next[w->qp][w->recv] = w->seq + 1;
+	if (atomic_dec_and_test(&td->pending))
+		wake_up_all(&td->wait);
+}
+
+/* The gate: park the (workqueue) poller until the round opens it. */
+static void kc_td_gate_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kc_td *td = &kc_td;
+
+	complete(&td->parked);
+	wait_for_completion_timeout(&td->open, msecs_to_jiffies(KC_TD_GATE_MS));
+	td->opened = completion_done(&td->open);
+}
+
+/* The marker: every CQE polled after this one came after the teardown. */
+static void kc_td_marker_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kc_td *td = &kc_td;
+
+	WRITE_ONCE(td->dead_life, 1);
+	complete(&td->parked);
+}
+
+static void kc_td_wr_init(struct kc_td_wr *w,
+			  void (*done)(struct ib_cq *cq, struct ib_wc *wc),
+			  u8 qp, u8 recv, u8 life, u8 seq)
+{
+	w->cqe.done = done;
+	w->qp = qp;
+	w->recv = recv;
+	w->life = life;
+	w->seq = seq;
+	atomic_set(&w->hits, 0);
+}
+
+/* One message from @e to itself: a receive, then a send. */
+static int kc_td_msg(struct kc_end *e, struct kc_td_wr *w)
+{
+	struct ib_sge rsge = {
+		.addr = e->addr,
+		.length = KC_BUF / 2,
+		.lkey = e->pd->local_dma_lkey,
+	};
+	struct ib_sge ssge = {
+		.addr = e->addr + KC_BUF / 2,
+		.length = 64,
+		.lkey = e->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr rwr = { .wr_cqe = &w[1].cqe, .sg_list = &rsge,
+				  .num_sge = 1 };
+	struct ib_ud_wr swr = {
+		.wr = { .wr_cqe = &w[0].cqe, .opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &ssge,
+			.num_sge = 1 },
+		.ah = e->ah,
+		.remote_qpn = e->qp->qp_num,
+		.remote_qkey = KC_QKEY,
+	};
+	int err;
+
+	err = ib_post_recv(e->qp, &rwr, NULL);
+	return err ?: ib_post_send(e->qp, &swr.wr, NULL);
+}
+
+static int kc_td_gate(struct kc_td *td,
+		      void (*done)(struct ib_cq *cq, struct ib_wc *wc))
+{
+	struct kc_end *e = &td->n[0];
+	struct ib_sge sge = {
+		.addr = e->addr + KC_BUF / 2,
+		.length = 8,
+		.lkey = e->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_cqe = &td->gate.cqe, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1 },
+		.remote_addr = e->addr,
+		.rkey = e->pd->unsafe_global_rkey,
+	};
+
+	reinit_completion(&td->parked);
+	reinit_completion(&td->open);
+	td->opened = false;
+	td->gate.cqe.done = done;
+	return ib_post_send(e->qp, &wr.wr, NULL);
+}
+
+static void kc_td_end_fini(struct kc_end *e)
+{
+	e->cq = NULL;	/* the round's CQ is not the end's */
+	kc_end_fini(e);
+}
+
+static const enum ib_qp_type kc_td_types[] = { IB_QPT_RC, IB_QPT_UC,
+					       IB_QPT_UD };
+
+/* One round; returns an errno only for what keeps the round from running. */
+static int kc_td_round(struct kc_td *td, struct ib_device *dev, u32 round)
+{
+	struct kc_pair *p = &td->res;
+	bool reset = round % 2 == 0;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+	int err, i, j;
+
+	err = kc_end_init_on(&td->v, dev, kc_td_types[round % 3], td->cq);
+	if (!err)
+		err = kc_to_rts(&td->v, &td->v);
+	if (err)
+		return err;
+	td->dead_life = 0;
+	atomic_set(&td->late, 0);
+	atomic_set(&td->disorder, 0);
+	memset(td->next, 0, sizeof(td->next));
+	atomic_set(&td->pending, KC_TD_NEIGH * KC_TD_MSGS * 2);
+
+	if (td->gated) {
+		err = kc_td_gate(td, kc_td_gate_done);
+		if (err)
+			return err;
+		if (!wait_for_completion_timeout(&td->parked, KC_TIMEOUT))
+			return -ETIMEDOUT;
+	}
+
+	/* Traffic on every QP, and, if parked, nothing is delivered. */
+	for (i = 0; i < KC_TD_MSGS && !err; i++) {
+		for (j = 0; j < KC_TD_NEIGH && !err; j++) {
+			kc_td_wr_init(&td->nw[j][i][0], kc_td_done, j, 0, 0, i);
+			kc_td_wr_init(&td->nw[j][i][1], kc_td_done, j, 1, 0, i);
+			err = kc_td_msg(&td->n[j], td->nw[j][i]);
+		}
+		kc_td_wr_init(&td->vw[0][i][0], kc_td_done, KC_TD_NEIGH, 0, 1,
+			      i);
+		kc_td_wr_init(&td->vw[0][i][1], kc_td_done, KC_TD_NEIGH, 1, 1,
+			      i);
+		if (!err)
+			err = kc_td_msg(&td->v, td->vw[0][i]);
+	}
+	kc_check(p, !err, "round %u: post failed: %d", round, err);
+	/* Let some of it execute; how much does not matter. */
+	usleep_range(200, 1000);
+
+	if (reset) {
+		err = ib_modify_qp(td->v.qp, &attr, IB_QP_STATE);
+		kc_check(p, !err, "round %u: reset failed: %d", round, err);
+		if (td->gated)
+			WRITE_ONCE(td->dead_life, 1);
+		if (td->v.ah)
+			rdma_destroy_ah(td->v.ah, RDMA_DESTROY_AH_SLEEPABLE);
+		td->v.ah = NULL;
+		err = kc_to_rts(&td->v, &td->v);
+		kc_check(p, !err, "round %u: reuse failed: %d", round, err);
+		/* The second life's message is delivered once the gate opens. */
+		kc_td_wr_init(&td->vw[1][0][0], kc_td_done, KC_TD_NEIGH, 0, 2,
+			      0);
+		kc_td_wr_init(&td->vw[1][0][1], kc_td_done, KC_TD_NEIGH, 1, 2,
+			      0);
+		if (!err)
+			kc_check(p, !kc_td_msg(&td->v, td->vw[1][0]),
+				 "round %u: post after reset failed", round);
+	} else {
+		kc_td_end_fini(&td->v);
+		if (td->gated)
+			WRITE_ONCE(td->dead_life, 1);
+	}
+
+	if (td->gated) {
+		complete_all(&td->open);
+	} else {
+		err = kc_td_gate(td, kc_td_marker_done);
+		kc_check(p, !err && wait_for_completion_timeout(&td->parked,
+								KC_TIMEOUT),
+			 "round %u: the marker never came", round);
+	}
+	kc_check(p, wait_event_timeout(td->wait, !atomic_read(&td->pending),
+				       KC_TIMEOUT),
+		 "round %u: %d neighbour completions never came", round,
+		 atomic_read(&td->pending));
+	kc_check(p, !td->gated || td->opened,
+		 "round %u: the gate opened on its own", round);
+	if (reset) {
+		for (i = 0; i < 2; i++) {
+			unsigned long end = jiffies + KC_TIMEOUT;
+
+			while (!atomic_read(&td->vw[1][0][i].hits) &&
+			       time_before(jiffies, end))
+				usleep_range(100, 200);
+			kc_check(p, atomic_read(&td->vw[1][0][i].hits) == 1,
+				 "round %u: second life's completion", round);
+		}
+		kc_td_end_fini(&td->v);
+	}
+	kc_check(p, !atomic_read(&td->late),
+		 "round %u: %d completions of a torn-down victim delivered",
+		 round, atomic_read(&td->late));
+	kc_check(p, !atomic_read(&td->disorder),
+		 "round %u: %d neighbour completions out of order or failed",
+		 round, atomic_read(&td->disorder));
+	ibdev_info(dev, "shca_kconsumer: round %u: %s victim %s mid-traffic; neighbours' %u completions %s; %d of the victim's after that\n",
+		   round, kc_td_types[round % 3] == IB_QPT_RC ? "RC" :
+		   kc_td_types[round % 3] == IB_QPT_UC ? "UC" : "UD",
+		   reset ? "reset and reused" : "destroyed",
+		   KC_TD_NEIGH * KC_TD_MSGS * 2,
+		   atomic_read(&td->disorder) ? "NOT in order" :
+		   "each once, in order", atomic_read(&td->late));
+	for (i = 0; i < KC_TD_MSGS; i++)
+		for (j = 0; j < KC_TD_NEIGH; j++)
+			kc_check(p, atomic_read(&td->nw[j][i][0].hits) == 1 &&
+				 atomic_read(&td->nw[j][i][1].hits) == 1,
+				 "round %u: neighbour %d message %d delivered %d/%d times",
+				 round, j, i, atomic_read(&td->nw[j][i][0].hits),
+				 atomic_read(&td->nw[j][i][1].hits));
+	return 0;
+}
+
+/* A CQ a QP points at cannot be destroyed; once the QP is gone, it can. */
+static void kc_td_destroy_cq(struct kc_td *td, struct ib_device *dev)
+{
+	struct ib_cq_init_attr attr = { .cqe = 8 };
+	struct kc_pair *p = &td->res;
+	struct kc_end e = {};
+	struct ib_cq *cq;
+	int err;
+
+	cq = ib_create_cq(dev, NULL, NULL, NULL, &attr);
+	if (IS_ERR(cq)) {
+		kc_check(p, false, "create_cq: %ld", PTR_ERR(cq));
+		return;
+	}
+	err = kc_end_init_on(&e, dev, IB_QPT_RC, cq);
+	kc_check(p, !err, "QP on the CQ: %d", err);
+	if (!err) {
+		err = ib_destroy_cq_user(cq, NULL);
+		ibdev_info(dev, "shca_kconsumer: destroy_cq with a QP on it: %d\n",
+			   err);
+		kc_check(p, err == -EBUSY, "destroy_cq of a busy CQ: %d", err);
+	}
+	kc_td_end_fini(&e);
+	err = ib_destroy_cq_user(cq, NULL);
+	ibdev_info(dev, "shca_kconsumer: destroy_cq once the QP is gone: %d\n",
+		   err);
+	kc_check(p, !err, "destroy_cq of an idle CQ: %d", err);
+}
+
+static void kc_td_release(struct kc_td *td)
+{
+	int i;
+
+	kc_td_end_fini(&td->v);
+	for (i = 0; i < KC_TD_NEIGH; i++)
+		kc_td_end_fini(&td->n[i]);
+	if (!IS_ERR_OR_NULL(td->cq))
+		ib_free_cq(td->cq);
+	td->cq = NULL;
+}
+
+static void kc_td_run(struct kc_td *td, struct ib_device *dev)
+{
+	struct kc_pair *p = &td->res;
+	u32 round;
+	int err = 0, i;
+
+	p->a.dev = dev;
+	td->gated = kc_poll_ctx() != IB_POLL_SOFTIRQ;
+	init_completion(&td->parked);
+	init_completion(&td->open);
+	init_waitqueue_head(&td->wait);
+	td->cq = ib_alloc_cq(dev, NULL, 512, 0, kc_poll_ctx());
+	if (IS_ERR(td->cq))
+		err = PTR_ERR(td->cq);
+	for (i = 0; i < KC_TD_NEIGH && !err; i++) {
+		err = kc_end_init_on(&td->n[i], dev,
+				     i ? IB_QPT_UD : IB_QPT_RC, td->cq);
+		if (!err)
+			err = kc_to_rts(&td->n[i], &td->n[i]);
+	}
+	kc_check(p, !err, "setup failed: %d", err);
+	if (!err)
+		kc_td_destroy_cq(td, dev);
+	for (round = 1; round <= teardown && !err; round++) {
+		err = kc_td_round(td, dev, round);
+		kc_check(p, !err, "round %u: %d", round, err);
+	}
+	kc_td_release(td);
+	ibdev_info(dev, "shca_kconsumer: teardown %s: %u rounds (%s), %u checks passed, %u failed\n",
+		   p->failed ? "FAIL" : "PASS", teardown,
+		   td->gated ? "poller parked" : "marker", p->passed,
+		   p->failed);
+}
+
+static void kc_result_line(struct seq_file *m, const struct kc_pair *p)
+{
+	seq_printf(m, "%s %s %u %u\n", p->name,
+		   p->failed || !p->passed ? "FAIL" : "PASS", p->passed,
+		   p->failed);
+}
+
 static int kc_result_show(struct seq_file *m, void *v)
 {
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kc_pairs); i++)
-		seq_printf(m, "%s %s %u %u\n", kc_pairs[i].name,
-			   kc_pairs[i].failed || !kc_pairs[i].passed ?
-			   "FAIL" : "PASS", kc_pairs[i].passed,
-			   kc_pairs[i].failed);
+		kc_result_line(m, &kc_pairs[i]);
+	if (teardown)
+		kc_result_line(m, &kc_td.res);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kc_result);
@@ -526,6 +925,8 @@ static int __init kc_init(void)
 	kc_db = db;
 	for (i = 0; i < ARRAY_SIZE(kc_pairs); i++)
 		kc_run(&kc_pairs[i], da, db);
+	if (teardown)
+		kc_td_run(&kc_td, da);
 	mutex_unlock(&kc_lock);
 	ib_device_put(db);
 	ib_device_put(da);

@@ -24,7 +24,9 @@
  * @test: the test it belongs to
  * @dev: the device
  * @pd: a PD with an unsafe global rkey, so the peer can reach @buf
- * @cq: send and receive CQ, polled directly
+ * @cq: send CQ, and receive CQ unless @rcq; polled directly
+ * @rcq: a separate receive CQ, or NULL
+ * @cq_shared: the CQs belong to the test, not to this end
  * @qp: the QP
  * @srq: the SRQ the QP receives from, or NULL
  * @ah: for UD, an AH to the peer
@@ -42,6 +44,8 @@ struct shca_tq {
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
+	struct ib_cq *rcq;
+	bool cq_shared;
 	struct ib_qp *qp;
 	struct ib_srq *srq;
 	struct ib_ah *ah;
@@ -59,16 +63,27 @@ struct net_device *shca_test_alloc_netdev(struct kunit *test);
 struct net_device *shca_test_netdev(struct kunit *test);
 struct ib_device *shca_test_add(struct kunit *test, const char *name,
 				struct net_device *ndev);
+struct ib_device *shca_test_add_flags(struct kunit *test, const char *name,
+				      struct net_device *ndev, u32 flags);
 
 void shca_test_devices(struct kunit *test, bool two, struct ib_device **a,
 		       struct ib_device **b);
 void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
 		       struct ib_device *dev, enum ib_qp_type type,
 		       struct ib_srq *srq, int cq_depth, u32 wr);
+void shca_test_tq_init_on(struct kunit *test, struct shca_tq *tq,
+			  struct ib_device *dev, enum ib_qp_type type,
+			  struct ib_srq *srq, struct ib_cq *scq,
+			  struct ib_cq *rcq, u32 wr);
+struct ib_cq *shca_test_cq_new(struct kunit *test, struct ib_device *dev,
+			       int depth);
 int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer);
 void shca_test_connect(struct kunit *test, struct shca_tq *a,
 		       struct shca_tq *b);
 int shca_test_poll(struct shca_tq *tq, struct ib_wc *wc, int n);
+int shca_test_poll_cq(struct ib_cq *cq, struct ib_wc *wc, int n);
+void shca_test_wait_cqes(struct kunit *test, struct ib_cq *cq, u32 n);
+u64 shca_test_drv_counter(struct ib_device *dev, enum shca_drv_counter c);
 void shca_test_expect(struct kunit *test, struct shca_tq *tq,
 		      enum ib_wc_status status, u64 wr_id);
 int shca_test_wait_event(struct shca_tq *tq, enum ib_event_type event);

@@ -93,10 +93,25 @@ static void shca_test_unregister(void *ibdev)
 struct ib_device *shca_test_add(struct kunit *test, const char *name,
 				struct net_device *ndev)
 {
+	return shca_test_add_flags(test, name, ndev, 0);
+}
+
+/**
+ * shca_test_add_flags() - shca_test_add(), with SHCA_DEV_F_* flags
+ * @test: the test; the device is unregistered when it ends
+ * @name: the device's name
+ * @ndev: its netdev
+ * @flags: SHCA_DEV_F_*
+ *
+ * Return: the device, referenced until the test ends.
+ */
+struct ib_device *shca_test_add_flags(struct kunit *test, const char *name,
+				      struct net_device *ndev, u32 flags)
+{
 	struct ib_device *ibdev;
 	int err;
 
-	KUNIT_ASSERT_EQ(test, 0, shca_dev_add(name, ndev));
+	KUNIT_ASSERT_EQ(test, 0, shca_dev_add_flags(name, ndev, flags));
 	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
 	KUNIT_ASSERT_NOT_NULL(test, ibdev);
 	err = kunit_add_action_or_reset(test, shca_test_unregister, ibdev);
@@ -148,7 +163,7 @@ static void shca_test_tq_fini(void *ctx)
 		rdma_destroy_ah(tq->ah, RDMA_DESTROY_AH_SLEEPABLE);
 	if (!IS_ERR_OR_NULL(tq->qp))
 		ib_destroy_qp(tq->qp);
-	if (!IS_ERR_OR_NULL(tq->cq))
+	if (!IS_ERR_OR_NULL(tq->cq) && !tq->cq_shared)
 		ib_destroy_cq(tq->cq);
 	if (tq->buf && tq->addr)
 		ib_dma_unmap_single(tq->dev, tq->addr, SHCA_TEST_BUF,
@@ -158,20 +173,10 @@ static void shca_test_tq_fini(void *ctx)
 		ib_dealloc_pd(tq->pd);
 }
 
-/**
- * shca_test_tq_init() - a PD, a CQ, a QP in RESET and a buffer
- * @test: the test; everything is freed when it ends
- * @tq: filled in
- * @dev: the device
- * @type: the QP type
- * @srq: an SRQ for the QP to receive from, or NULL; the QP then uses the
- *	SRQ's PD
- * @cq_depth: CQEs in the CQ
- * @wr: work requests in each work queue
- */
-void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
-		       struct ib_device *dev, enum ib_qp_type type,
-		       struct ib_srq *srq, int cq_depth, u32 wr)
+static void shca_test_tq_setup(struct kunit *test, struct shca_tq *tq,
+			       struct ib_device *dev, enum ib_qp_type type,
+			       struct ib_srq *srq, int cq_depth,
+			       struct ib_cq *scq, struct ib_cq *rcq, u32 wr)
 {
 	struct ib_cq_init_attr cq_attr = { .cqe = cq_depth };
 	struct ib_qp_init_attr init = {
@@ -209,13 +214,83 @@ void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
 	tq->addr = ib_dma_map_single(dev, tq->buf, SHCA_TEST_BUF,
 				     DMA_BIDIRECTIONAL);
 	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, tq->addr));
-	tq->cq = ib_create_cq(dev, shca_test_comp, shca_test_cq_event, tq,
-			      &cq_attr);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(tq->cq));
+	if (scq) {
+		tq->cq = scq;
+		tq->rcq = rcq != scq ? rcq : NULL;
+		tq->cq_shared = true;
+	} else {
+		tq->cq = ib_create_cq(dev, shca_test_comp, shca_test_cq_event,
+				      tq, &cq_attr);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(tq->cq));
+		rcq = tq->cq;
+	}
 	init.send_cq = tq->cq;
-	init.recv_cq = tq->cq;
+	init.recv_cq = rcq;
 	tq->qp = ib_create_qp(tq->pd, &init);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(tq->qp));
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(tq->qp), "create_qp: %ld",
+			       PTR_ERR(tq->qp));
+}
+
+/**
+ * shca_test_tq_init() - set up one end of a connection, with its own CQ
+ * @test: the test; teardown is registered with it
+ * @tq: the end, from shca_test_tq_new()
+ * @dev: the device
+ * @type: the QP type
+ * @srq: an SRQ for the QP to receive from, or NULL
+ * @cq_depth: CQEs the CQ must hold
+ * @wr: work requests each queue must hold
+ */
+void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
+		       struct ib_device *dev, enum ib_qp_type type,
+		       struct ib_srq *srq, int cq_depth, u32 wr)
+{
+	shca_test_tq_setup(test, tq, dev, type, srq, cq_depth, NULL, NULL, wr);
+}
+
+/**
+ * shca_test_tq_init_on() - set up one end of a connection on given CQs
+ * @test: the test; teardown is registered with it
+ * @tq: the end, from shca_test_tq_new()
+ * @dev: the device
+ * @type: the QP type
+ * @srq: an SRQ for the QP to receive from, or NULL
+ * @scq: the send CQ, from shca_test_cq_new(); it outlives the end
+ * @rcq: the receive CQ; may be @scq
+ * @wr: work requests each queue must hold
+ */
+void shca_test_tq_init_on(struct kunit *test, struct shca_tq *tq,
+			  struct ib_device *dev, enum ib_qp_type type,
+			  struct ib_srq *srq, struct ib_cq *scq,
+			  struct ib_cq *rcq, u32 wr)
+{
+	shca_test_tq_setup(test, tq, dev, type, srq, 0, scq, rcq, wr);
+}
+
+static void shca_test_cq_free(void *cq)
+{
+	ib_destroy_cq(cq);
+}
+
+/**
+ * shca_test_cq_new() - a CQ that outlives every end created after it
+ * @test: the test; the CQ is destroyed when it ends
+ * @dev: the device
+ * @depth: CQEs it must hold
+ *
+ * Return: the CQ, polled directly.
+ */
+struct ib_cq *shca_test_cq_new(struct kunit *test, struct ib_device *dev,
+			       int depth)
+{
+	struct ib_cq_init_attr attr = { .cqe = depth };
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(dev, NULL, NULL, NULL, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, shca_test_cq_free, cq));
+	return cq;
 }
 
 /**
@@ -315,23 +390,20 @@ void shca_test_connect(struct kunit *test, struct shca_tq *a,
 #define SHCA_TEST_TIMEOUT_MS	5000
 
 /**
- * shca_test_poll() - poll until @n completions arrive or time runs out
- * @tq: the end whose CQ to poll
- * @wc: room for @n completions
- * @n: how many to wait for
+ * shca_test_poll_cq() - poll a CQ until it gives @n completions
+ * @cq: the CQ
+ * @wc: room for @n
+ * @n: how many to wait for, at most SHCA_TEST_TIMEOUT_MS
  *
- * The device completes work asynchronously, on its execution units; this
- * waits for a condition with a generous bound, it does not sleep and hope.
- *
- * Return: the number polled.
+ * Return: how many were polled, or a negative errno.
  */
-int shca_test_poll(struct shca_tq *tq, struct ib_wc *wc, int n)
+int shca_test_poll_cq(struct ib_cq *cq, struct ib_wc *wc, int n)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(SHCA_TEST_TIMEOUT_MS);
 	int got = 0, r;
 
 	while (got < n) {
-		r = ib_poll_cq(tq->cq, n - got, wc + got);
+		r = ib_poll_cq(cq, n - got, wc + got);
 		if (r < 0)
 			return r;
 		got += r;
@@ -342,6 +414,57 @@ int shca_test_poll(struct shca_tq *tq, struct ib_wc *wc, int n)
 		}
 	}
 	return got;
+}
+
+/**
+ * shca_test_poll() - poll an end's CQ until it gives @n completions
+ * @tq: the end
+ * @wc: room for @n
+ * @n: how many to wait for, at most SHCA_TEST_TIMEOUT_MS
+ *
+ * Return: how many were polled, or a negative errno.
+ */
+int shca_test_poll(struct shca_tq *tq, struct ib_wc *wc, int n)
+{
+	return shca_test_poll_cq(tq->cq, wc, n);
+}
+
+/**
+ * shca_test_wait_cqes() - wait until a CQ holds @n unpolled CQEs
+ * @test: the test; fails if they do not come in SHCA_TEST_TIMEOUT_MS
+ * @cq: the CQ
+ * @n: how many
+ *
+ * Reads the device's producer index, so nothing is polled.
+ */
+void shca_test_wait_cqes(struct kunit *test, struct ib_cq *cq, u32 n)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(SHCA_TEST_TIMEOUT_MS);
+	struct shca_hw_cq_query q;
+
+	for (;;) {
+		KUNIT_ASSERT_EQ(test, 0,
+				shca_cmd_query_cq(to_shca_dev(cq->device),
+						  to_shca_cq(cq)->cqn, &q));
+		if (q.pi - q.ci >= n)
+			return;
+		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
+				       "CQ %u holds %u CQEs, not %u",
+				       to_shca_cq(cq)->cqn, q.pi - q.ci, n);
+		usleep_range(50, 200);
+	}
+}
+
+/**
+ * shca_test_drv_counter() - read one of the driver's counters
+ * @dev: the device
+ * @c: which
+ *
+ * Return: its value.
+ */
+u64 shca_test_drv_counter(struct ib_device *dev, enum shca_drv_counter c)
+{
+	return atomic64_read(&to_shca_dev(dev)->drv_counters[c]);
 }
 
 /**
@@ -463,7 +586,8 @@ int shca_test_post_send(struct shca_tq *tq, struct shca_tq *peer,
 		wr = &atomic.wr;
 		break;
 	default:
-		if (tq->qp->qp_type == IB_QPT_UD) {
+		if (tq->qp->qp_type == IB_QPT_UD ||
+		    tq->qp->qp_type == IB_QPT_GSI) {
 			ud.ah = tq->ah;
 			ud.remote_qpn = peer->qp->qp_num;
 			ud.remote_qkey = SHCA_TEST_QKEY;

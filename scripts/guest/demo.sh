@@ -71,6 +71,39 @@ run rdma statistic show link shca0/1
 run rdma statistic show link shca1/1
 run rmmod shca_kconsumer
 
+step "Teardown: a shared CQ, a QP destroyed (or reset) mid-traffic"
+printf '  (shca_kconsumer, teardown=4: one CQ from ib_alloc_cq() shared by two\n'
+printf '   neighbour QPs and a victim; the poller is parked while the victim is\n'
+printf '   torn down with its traffic in flight, then let go)\n'
+counter() {
+	rdma statistic show link shca0/1 | tr ' ' '\n' |
+		awk -v n="$1" 'p { print; exit } $0 == n { p = 1 }'
+}
+printf '  swept_cqes %s, stray_cqes %s\n' "$(counter swept_cqes)" \
+	"$(counter stray_cqes)"
+run insmod "$SHCA_BUILD/kconsumer/shca_kconsumer.ko" dev_a=shca0 iters=1 \
+	teardown=4 poll=workqueue
+run bash -c "dmesg | grep -o 'shca_kconsumer: \(round\|destroy_cq\|teardown\).*'"
+run grep teardown /sys/kernel/debug/shca_kconsumer/result
+printf '  swept_cqes %s, stray_cqes %s\n' "$(counter swept_cqes)" \
+	"$(counter stray_cqes)"
+run rmmod shca_kconsumer
+printf '  (destroy_cq: ib_core refuses first, on its usecnt; the device keeps\n'
+printf '   its own count, drv_assoc in rdma res above, and refuses as well; the\n'
+printf '   KUnit case that calls the driver destroy_cq directly:)\n'
+if [ -f "$SHCA_BUILD/kunit/shca_kunit.ko" ] &&
+   [ -w /sys/module/kunit/parameters/filter_glob ]; then
+	printf %s 'shca_teardown.shca_test_cq_lifecycle' \
+		> /sys/module/kunit/parameters/filter_glob
+	insmod "$SHCA_BUILD/kunit/shca_kunit.ko"
+	rmmod shca_kunit
+	printf %s '*' > /sys/module/kunit/parameters/filter_glob
+	run bash -c "dmesg | grep -o 'ok [0-9]* shca_test_cq_lifecycle'"
+fi
+
+step "The race windows tests hold open, and the engine's pause and step"
+run ls /sys/kernel/debug/shca/shca0 /sys/kernel/debug/shca/shca0/windows/fence_sweep
+
 step "The port follows its netdev's link"
 ip link set demo0 down
 printf '  after link down: %s\n' "$(cat $s/ports/1/state)"

@@ -25,14 +25,14 @@ value() {
 	echo "$2" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }'
 }
 
-# The counters are the device's; every one is listed.
+# The device's counters, then the driver's; every one is listed.
 before0=$(counters shca0)
 before1=$(counters shca1)
 for c in doorbells send_wqes recv_wqes cqes_written eqes_written \
-	 interrupts tx_bytes rx_bytes swept_cqes flushed_wqes \
+	 interrupts tx_bytes rx_bytes flushed_wqes \
 	 err_local_protection err_remote_access err_length rnr_naks \
 	 err_rnr_retry_exceeded err_retry_exceeded dropped_packets \
-	 err_cq_overflow err_eq_overflow; do
+	 err_cq_overflow err_eq_overflow swept_cqes stray_cqes; do
 	value $c "$before0" >/dev/null || fail "no counter $c: $before0"
 done
 
@@ -58,7 +58,7 @@ moved shca1 cqes_written "$before1" "$after1" 1
 moved shca1 eqes_written "$before1" "$after1" 1
 moved shca1 interrupts "$before1" "$after1" 1
 for c in err_local_protection err_remote_access err_length \
-	 err_cq_overflow; do
+	 err_cq_overflow stray_cqes; do
 	[ "$(value $c "$after0")" -eq 0 ] || fail "shca0 $c: $after0"
 done
 

@@ -4,7 +4,8 @@
  *
  * Lock order, outermost first:
  *   shca_dev_list_lock (shca_main.c)
- *   shca_cq.lock (poll lock), then shca_srq.lock
+ *   shca_cq.lock (poll lock; a QP's two CQs at once: lower CQN first)
+ *   shca_dev.qps xarray lock, shca_srq.lock (under a poll lock while sweeping)
  *   shca_qp.sq_lock, shca_qp.rq_lock, shca_srq.lock (posting; never nested)
  *   shca_hw internal locks (leaves for the driver; see hw/shca_hw_int.h)
  * ib_core's rtnl and device locks are never taken under shca_dev_list_lock.
@@ -26,10 +27,32 @@
 #define SHCA_UVERBS_ABI_VERSION	1
 
 /**
+ * enum shca_drv_counter - what the driver counts, after the device's own
+ * counters in "rdma statistic"
+ * @SHCA_DRV_CNT_SWEPT: CQEs a QP's destroy or reset removed from its CQs
+ * @SHCA_DRV_CNT_STRAY: CQEs polled that named no live QP or no outstanding
+ *	work; skipped, and always 0 unless the device misbehaves
+ * @SHCA_DRV_CNT_NUM: number of counters
+ */
+enum shca_drv_counter {
+	SHCA_DRV_CNT_SWEPT,
+	SHCA_DRV_CNT_STRAY,
+	SHCA_DRV_CNT_NUM,
+};
+
+/*
+ * Device flags.  SHCA_DEV_F_NO_MAD: the port does not advertise the MAD
+ * and CM capabilities, so ib_mad leaves the GSI QP to whoever creates it
+ * (KUnit, to test that QP type like any other).
+ */
+#define SHCA_DEV_F_NO_MAD	BIT(0)
+
+/**
  * struct shca_dev - one shca device, bound to one netdev
  * @ibdev: the ib_core device; first, as ib_alloc_device() requires
  * @hw: the modeled HCA behind it
  * @caps: the device's capability table, read once at probe
+ * @flags: SHCA_DEV_F_*
  * @ndev: the netdev the port is bound to; a reference is held on it
  * @ndev_tracker: tracks that reference
  * @list: entry in the driver's device list, under shca_dev_list_lock
@@ -40,11 +63,15 @@
  * @cqs: CQs by number, for completion and CQ events
  * @qps: QPs by number, for polling and QP events
  * @srqs: SRQs by number, for SRQ events
+ * @qpn_wait: woken when a destroyed QP leaves @qps, for a create that got
+ *	its QPN back from the device before the destroy had swept
+ * @drv_counters: the driver's counters, by enum shca_drv_counter
  */
 struct shca_dev {
 	struct ib_device ibdev;
 	struct shca_hw *hw;
 	struct shca_hw_caps caps;
+	u32 flags;
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	struct list_head list;
@@ -55,6 +82,8 @@ struct shca_dev {
 	struct xarray cqs;
 	struct xarray qps;
 	struct xarray srqs;
+	wait_queue_head_t qpn_wait;
+	atomic64_t drv_counters[SHCA_DRV_CNT_NUM];
 };
 
 /**
@@ -297,6 +326,11 @@ int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+void shca_cq_sweep_qp(struct shca_qp *qp, bool forget);
+#if IS_ENABLED(CONFIG_KUNIT)
+u32 shca_cq_sweep_ring(struct shca_hw_cqe *ring, u32 log_depth, u32 ci,
+		       u32 qpn, struct shca_srq *srq);
+#endif
 
 /* shca_qp.c */
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -351,6 +385,9 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 
 /* shca_main.c */
 int shca_dev_add(const char *name, struct net_device *ndev);
+#if IS_ENABLED(CONFIG_KUNIT)
+int shca_dev_add_flags(const char *name, struct net_device *ndev, u32 flags);
+#endif
 
 /* shca_debugfs.c */
 void shca_debugfs_init(void);

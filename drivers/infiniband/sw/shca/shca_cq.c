@@ -5,7 +5,14 @@
  * The device writes CQEs into a ring in host memory with an owner bit;
  * polling reads them without a device command and publishes the consumer
  * index in the CQ's doorbell record.  Arming is a doorbell.
+ *
+ * Sweeping removes a fenced QP's CQEs from a ring under the poll lock; see
+ * Documentation/teardown.rst.  The entries between the consumer index and
+ * the first one the device has not published belong to the driver, and the
+ * device publishes in ring order, so the sweep can rewrite them while the
+ * device goes on writing past them.
  */
+#include <kunit/visibility.h>
 #include <linux/log2.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -234,16 +241,144 @@ int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 	return shca_cmd_exec(to_shca_dev(ibcq->device), &cmd);
 }
 
+/* Whether the device has published the CQE at index @idx. */
+static bool shca_cqe_valid(const struct shca_hw_cqe *ring, u32 log_depth,
+			   u32 idx)
+{
+	const struct shca_hw_cqe *cqe = &ring[idx & ((1U << log_depth) - 1)];
+
+	return READ_ONCE(cqe->owner) != ((idx >> log_depth) & 1);
+}
+
 static struct shca_hw_cqe *shca_cq_next(struct shca_cq *cq)
 {
-	struct shca_hw_cqe *cqe;
-
 	lockdep_assert_held(&cq->lock);
-	cqe = &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
-	if (READ_ONCE(cqe->owner) == ((cq->ci >> cq->log_depth) & 1))
+	if (!shca_cqe_valid(cq->ring, cq->log_depth, cq->ci))
 		return NULL;
 	dma_rmb();
-	return cqe;
+	return &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
+}
+
+static bool shca_cqe_is_srq_recv(const struct shca_hw_cqe *cqe)
+{
+	return (cqe->flags & SHCA_CQE_F_SRQ) &&
+	       (cqe->opcode == SHCA_CQE_RECV ||
+		cqe->opcode == SHCA_CQE_RECV_RDMA_IMM);
+}
+
+/**
+ * shca_cq_sweep_ring() - remove one QP's CQEs from a CQ ring
+ * @ring: the ring
+ * @log_depth: log2 of its depth
+ * @ci: the consumer index
+ * @qpn: the QP whose CQEs go
+ * @srq: the QP's SRQ, which takes back the WQEs its removed receive CQEs
+ *	name; or NULL
+ *
+ * Looks only at the entries from @ci up to the first one the device has
+ * not published.  They are the consumer's, so the device writes none of
+ * them meanwhile, though it may be writing beyond them.  Walking from the
+ * newest to the oldest, each surviving CQE moves up over the removed ones
+ * before it: survivors keep their order and contents, each lands in a slot
+ * that is already valid for its index so the owner bytes stay as they
+ * are, and the holes end up at the old end, below the new consumer index.
+ * One pass, no allocation: O(entries looked at).
+ *
+ * Return: the number of CQEs removed; the caller adds it to @ci.
+ */
+VISIBLE_IF_KUNIT u32 shca_cq_sweep_ring(struct shca_hw_cqe *ring,
+					u32 log_depth, u32 ci, u32 qpn,
+					struct shca_srq *srq)
+{
+	u32 mask = (1U << log_depth) - 1;
+	u32 n = 0, removed = 0;
+	struct shca_hw_cqe *cqe;
+
+	while (n <= mask && shca_cqe_valid(ring, log_depth, ci + n))
+		n++;
+	/* The bodies are read after the owner bytes that publish them. */
+	dma_rmb();
+	while (n--) {
+		cqe = &ring[(ci + n) & mask];
+		if (cqe->qpn == qpn) {
+			if (srq && shca_cqe_is_srq_recv(cqe))
+				shca_srq_free_slot(srq, cqe->wqe_idx);
+			removed++;
+		} else if (removed) {
+			memcpy(&ring[(ci + n + removed) & mask], cqe,
+			       offsetof(struct shca_hw_cqe, owner));
+		}
+	}
+	return removed;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cq_sweep_ring);
+
+static void shca_cq_sweep(struct shca_dev *sdev, struct shca_cq *cq, u32 qpn,
+			  struct shca_srq *srq)
+{
+	u32 n;
+
+	lockdep_assert_held(&cq->lock);
+	n = shca_cq_sweep_ring(cq->ring, cq->log_depth, cq->ci, qpn, srq);
+	if (!n)
+		return;
+	cq->ci += n;
+	/* The moved CQEs are in place before the device may reuse a slot. */
+	smp_store_release(&cq->dbrec->ci, cq->ci);
+	atomic64_add(n, &sdev->drv_counters[SHCA_DRV_CNT_SWEPT]);
+	shca_dbg(sdev, "CQ %u: %u CQEs of QP %u swept\n", cq->cqn, n, qpn);
+}
+
+/* Both CQs (or the one) locked: forget the QP if asked, and sweep. */
+static void shca_cq_sweep_locked(struct shca_dev *sdev, struct shca_qp *qp,
+				 struct shca_cq *cq, struct shca_cq *other,
+				 struct shca_srq *srq, bool forget)
+{
+	if (forget) {
+		xa_lock(&sdev->qps);
+		__xa_erase(&sdev->qps, qp->qpn);
+		xa_unlock(&sdev->qps);
+	}
+	shca_cq_sweep(sdev, cq, qp->qpn, srq);
+	if (other)
+		shca_cq_sweep(sdev, other, qp->qpn, srq);
+}
+
+/**
+ * shca_cq_sweep_qp() - remove every CQE of a fenced QP from its CQs
+ * @qp: the QP; the device writes nothing more for it
+ * @forget: also take the QP out of the driver's table, while the CQs are
+ *	locked, so that no poll can find it afterward (destroy)
+ *
+ * With separate send and receive CQs, both are locked, lower CQN first,
+ * so no poller sees one swept and the other not; a shared CQ is locked and
+ * swept once.  Receive CQEs removed from an SRQ QP give their SRQ WQEs
+ * back to the SRQ.
+ */
+void shca_cq_sweep_qp(struct shca_qp *qp, bool forget)
+{
+	struct shca_dev *sdev = to_shca_dev(qp->ibqp.device);
+	struct shca_cq *scq = to_shca_cq(qp->ibqp.send_cq);
+	struct shca_cq *rcq = to_shca_cq(qp->ibqp.recv_cq);
+	struct shca_srq *srq = qp->ibqp.srq ? to_shca_srq(qp->ibqp.srq) : NULL;
+	struct shca_cq *first = scq, *second = rcq;
+	unsigned long flags;
+
+	if (first == second) {
+		spin_lock_irqsave(&first->lock, flags);
+		shca_cq_sweep_locked(sdev, qp, first, NULL, srq, forget);
+		spin_unlock_irqrestore(&first->lock, flags);
+	} else {
+		if (first->cqn > second->cqn)
+			swap(first, second);
+		spin_lock_irqsave(&first->lock, flags);
+		spin_lock_nested(&second->lock, SINGLE_DEPTH_NESTING);
+		shca_cq_sweep_locked(sdev, qp, first, second, srq, forget);
+		spin_unlock(&second->lock);
+		spin_unlock_irqrestore(&first->lock, flags);
+	}
+	if (forget)
+		wake_up_all(&sdev->qpn_wait);
 }
 
 /*
@@ -334,17 +469,15 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			break;
 		qp = xa_load(&sdev->qps, cqe->qpn);
 		cq->ci++;
-		if (!qp) {
-			/* Left behind by a destroyed QP. */
-			shca_dbg(sdev, "CQ %u: CQE of gone QP %u skipped\n",
-				 cq->cqn, cqe->qpn);
+		if (qp && shca_cqe_to_wc(qp, cqe, &wc[n])) {
+			n++;
 			continue;
 		}
-		if (shca_cqe_to_wc(qp, cqe, &wc[n]))
-			n++;
-		else
-			shca_dbg(sdev, "CQ %u: stale CQE of QP %u skipped\n",
-				 cq->cqn, cqe->qpn);
+		/* The sweep leaves none of these: the model misbehaved. */
+		atomic64_inc(&sdev->drv_counters[SHCA_DRV_CNT_STRAY]);
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "CQ %u: CQE of QP %u names no outstanding work; skipped\n",
+				      cq->cqn, cqe->qpn);
 	}
 	/* The device may reuse the slots only after we read them. */
 	smp_store_release(&cq->dbrec->ci, cq->ci);

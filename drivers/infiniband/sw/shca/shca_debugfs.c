@@ -8,6 +8,19 @@
  *   fail_cmd_once  one-shot injection: write an opcode number and the next
  *                  command with that opcode fails; reads back -1 once it
  *                  has fired.  Write -1 to cancel.
+ *   engine_paused  1 stops the execution units (doorbells are remembered),
+ *                  0 restarts them
+ *   engine_step    write N: a paused device runs N more WQEs (refused
+ *                  when not paused); reads back the steps not yet taken
+ *   next_qpn       where the cyclic QPN search starts next; write a freed
+ *                  QPN to have it reissued at once
+ *   windows/<name>/   a race window (cqe_publish, fence_sweep):
+ *     delay_us     every pass waits this long (at most 100 ms)
+ *     qpn          only passes for this QPN count; 0 for every QPN
+ *     hold         one-shot: write 1 and the next pass stops in the window
+ *                  until 0 is written; reads 0 idle, 1 armed, 2 holding
+ *     passes       read-only: passes counted
+ *     timeouts     read-only: holds given up because nobody released them
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -87,6 +100,111 @@ static int shca_fail_cmd_once_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(shca_fail_cmd_once_fops, shca_fail_cmd_once_get,
 			 shca_fail_cmd_once_set, "%lld\n");
 
+static int shca_engine_paused_get(void *data, u64 *val)
+{
+	*val = shca_hw_engine_paused(((struct shca_dev *)data)->hw);
+	return 0;
+}
+
+static int shca_engine_paused_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	shca_hw_engine_pause(((struct shca_dev *)data)->hw, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_engine_paused_fops, shca_engine_paused_get,
+			 shca_engine_paused_set, "%llu\n");
+
+static int shca_engine_step_get(void *data, u64 *val)
+{
+	*val = shca_hw_engine_steps_left(((struct shca_dev *)data)->hw);
+	return 0;
+}
+
+static int shca_engine_step_set(void *data, u64 val)
+{
+	struct shca_hw *hw = ((struct shca_dev *)data)->hw;
+
+	if (!shca_hw_engine_paused(hw) || !val ||
+	    val > S32_MAX - shca_hw_engine_steps_left(hw))
+		return -EINVAL;
+	shca_hw_engine_single_step(hw, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_engine_step_fops, shca_engine_step_get,
+			 shca_engine_step_set, "%llu\n");
+
+static int shca_next_qpn_get(void *data, u64 *val)
+{
+	*val = shca_hw_next_qpn(((struct shca_dev *)data)->hw);
+	return 0;
+}
+
+static int shca_next_qpn_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	return shca_hw_set_next_qpn(((struct shca_dev *)data)->hw, val);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_next_qpn_fops, shca_next_qpn_get,
+			 shca_next_qpn_set, "%llu\n");
+
+static int shca_window_hold_get(void *data, u64 *val)
+{
+	*val = atomic_read(&((struct shca_hw_window *)data)->state);
+	return 0;
+}
+
+static int shca_window_hold_set(void *data, u64 val)
+{
+	struct shca_hw_window *win = data;
+
+	if (val > 1)
+		return -EINVAL;
+	if (val)
+		shca_hw_window_arm(win);
+	else
+		shca_hw_window_release(win);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_window_hold_fops, shca_window_hold_get,
+			 shca_window_hold_set, "%llu\n");
+
+static int shca_window_passes_get(void *data, u64 *val)
+{
+	*val = atomic64_read(&((struct shca_hw_window *)data)->passes);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_window_passes_fops, shca_window_passes_get,
+			 NULL, "%llu\n");
+
+static const char * const shca_window_names[SHCA_WIN_NUM] = {
+	[SHCA_WIN_CQE_PUBLISH]	= "cqe_publish",
+	[SHCA_WIN_FENCE_SWEEP]	= "fence_sweep",
+};
+
+static void shca_debugfs_add_windows(struct shca_dev *sdev,
+				     struct dentry *parent)
+{
+	struct dentry *dir = debugfs_create_dir("windows", parent);
+	struct shca_hw_window *win;
+	struct dentry *d;
+	int i;
+
+	for (i = 0; i < SHCA_WIN_NUM; i++) {
+		win = shca_hw_window(sdev->hw, i);
+		d = debugfs_create_dir(shca_window_names[i], dir);
+		debugfs_create_u32("delay_us", 0600, d, &win->delay_us);
+		debugfs_create_u32("qpn", 0600, d, &win->qpn);
+		debugfs_create_file_unsafe("hold", 0600, d, win,
+					   &shca_window_hold_fops);
+		debugfs_create_file_unsafe("passes", 0400, d, win,
+					   &shca_window_passes_fops);
+		debugfs_create_atomic_t("timeouts", 0400, d, &win->timeouts);
+	}
+}
+
 /**
  * shca_debugfs_add_dev() - create a device's debugfs directory
  * @sdev: the device, about to be registered
@@ -103,6 +221,13 @@ void shca_debugfs_add_dev(struct shca_dev *sdev, const char *name)
 			    &shca_cmd_counts_fops);
 	debugfs_create_file_unsafe("fail_cmd_once", 0600, d, sdev,
 				   &shca_fail_cmd_once_fops);
+	debugfs_create_file_unsafe("engine_paused", 0600, d, sdev,
+				   &shca_engine_paused_fops);
+	debugfs_create_file_unsafe("engine_step", 0600, d, sdev,
+				   &shca_engine_step_fops);
+	debugfs_create_file_unsafe("next_qpn", 0600, d, sdev,
+				   &shca_next_qpn_fops);
+	shca_debugfs_add_windows(sdev, d);
 }
 
 /**

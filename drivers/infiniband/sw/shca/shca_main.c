@@ -131,15 +131,18 @@ static struct shca_dev *shca_find_by_ndev(const struct net_device *ndev)
 }
 
 /**
- * shca_dev_add() - create and register a shca device bound to a netdev
+ * shca_dev_add_flags() - create and register a shca device, with flags
  * @name: the ib_device name
  * @ndev: the netdev; must be an Ethernet device without a shca device
+ * @flags: SHCA_DEV_F_*; SHCA_DEV_F_NO_MAD leaves the GSI QP to whoever
+ *	creates it
  *
  * Return: 0, -EINVAL for an empty, too long or patterned name, -EEXIST
  * when @name is taken, -EBUSY when @ndev already has a shca device,
  * -EPROTONOSUPPORT when @ndev is not Ethernet, or another negative errno.
  */
-int shca_dev_add(const char *name, struct net_device *ndev)
+VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
+					struct net_device *ndev, u32 flags)
 {
 	struct ib_device *other;
 	struct shca_dev *sdev;
@@ -167,9 +170,11 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 	if (!sdev)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&sdev->list);
+	sdev->flags = flags;
 	xa_init_flags(&sdev->cqs, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qps, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_LOCK_IRQ);
+	init_waitqueue_head(&sdev->qpn_wait);
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
 	sdev->hw = shca_hw_create();
@@ -249,6 +254,21 @@ int shca_dev_add(const char *name, struct net_device *ndev)
 err_dealloc_dev:
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_dev_add_flags);
+
+/**
+ * shca_dev_add() - create and register a shca device bound to a netdev
+ * @name: the ib_device name
+ * @ndev: the netdev; must be an Ethernet device without a shca device
+ *
+ * The "rdma link add" entry point.
+ *
+ * Return: as shca_dev_add_flags().
+ */
+int shca_dev_add(const char *name, struct net_device *ndev)
+{
+	return shca_dev_add_flags(name, ndev, 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_dev_add);
 

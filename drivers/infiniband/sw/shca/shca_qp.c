@@ -178,7 +178,13 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_destroy;
 	qp->gen = q.gen;
-	err = xa_insert_irq(&sdev->qps, qp->qpn, qp, GFP_KERNEL);
+	/*
+	 * The device frees a QPN when DESTROY_QP returns, before the driver
+	 * has swept its CQEs; a QPN reissued at once waits for that.
+	 */
+	while ((err = xa_insert_irq(&sdev->qps, qp->qpn, qp, GFP_KERNEL)) ==
+	       -EBUSY)
+		wait_event(sdev->qpn_wait, !xa_load(&sdev->qps, qp->qpn));
 	if (err)
 		goto err_destroy;
 
@@ -203,14 +209,11 @@ err_free:
 	return err;
 }
 
-/* Wait until no poller can be looking at @qp through @ibcq. */
-static void shca_cq_quiesce(struct ib_cq *ibcq)
+/* The fence is up; a test may hold the QP here before its sweep. */
+static void shca_qp_fenced(struct shca_dev *sdev, struct shca_qp *qp)
 {
-	struct shca_cq *cq = to_shca_cq(ibcq);
-	unsigned long flags;
-
-	spin_lock_irqsave(&cq->lock, flags);
-	spin_unlock_irqrestore(&cq->lock, flags);
+	shca_hw_window_pass(shca_hw_window(sdev->hw, SHCA_WIN_FENCE_SWEEP),
+			    qp->qpn);
 }
 
 /**
@@ -218,8 +221,11 @@ static void shca_cq_quiesce(struct ib_cq *ibcq)
  * @ibqp: the QP
  * @udata: unused
  *
- * The device fences the QP first: when DESTROY_QP returns, nothing more is
- * written for it.
+ * The device moves the QP to ERR, flushes its outstanding work and fences
+ * it: when DESTROY_QP returns, nothing more is written for it.  Then every
+ * CQE of the QP is swept from its CQs, and the QP leaves the table polling
+ * looks CQEs up in.  When this returns, no poll returns a completion of
+ * the QP, and none of another QP was lost or changed.
  *
  * Return: 0 or a negative errno.
  */
@@ -236,9 +242,8 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	err = shca_cmd_exec(sdev, &cmd);
 	if (err)
 		return err;
-	xa_erase_irq(&sdev->qps, qp->qpn);
-	shca_cq_quiesce(ibqp->send_cq);
-	shca_cq_quiesce(ibqp->recv_cq);
+	shca_qp_fenced(sdev, qp);
+	shca_cq_sweep_qp(qp, true);
 	if (refcount_dec_and_test(&qp->ref))
 		complete(&qp->free);
 	wait_for_completion(&qp->free);
@@ -381,6 +386,10 @@ static void shca_qp_reset_queues(struct shca_qp *qp)
  * @mask: which of them to change
  * @udata: must carry nothing
  *
+ * Moving to RESET sweeps the QP's CQEs from its CQs as destroy does, and
+ * empties both work queues: a QP reset for reuse starts with no completion
+ * of its past in any CQ.
+ *
  * Return: 0, -EINVAL for a transition or attribute the IBTA does not
  * allow, -EOPNOTSUPP for alternate paths and rate limits, or another
  * negative errno.
@@ -441,9 +450,13 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = shca_cmd_exec(sdev, &cmd);
 	if (err)
 		return err;
-	if (next == IB_QPS_RESET)
-		shca_qp_reset_queues(qp);
 	WRITE_ONCE(qp->state, next);
+	if (next == IB_QPS_RESET) {
+		/* Fenced by the device: sweep, then start the queues over. */
+		shca_qp_fenced(sdev, qp);
+		shca_cq_sweep_qp(qp, false);
+		shca_qp_reset_queues(qp);
+	}
 	return 0;
 }
 

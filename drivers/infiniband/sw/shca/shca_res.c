@@ -6,7 +6,7 @@
  * not from the driver's own bookkeeping, so they show what the hardware
  * model holds.  Each object's attributes go in one nested
  * RDMA_NLDEV_ATTR_DRIVER table, which "rdma res show -dd" prints.  The
- * port counters are the device's counters.
+ * port counters are the device's counters, then the driver's.
  */
 #include <net/netlink.h>
 #include <rdma/ib_verbs.h>
@@ -15,11 +15,21 @@
 
 #include "shca.h"
 
-/* The port counters, named by the device; filled in at module load. */
-static struct rdma_stat_desc shca_stat_descs[SHCA_CNT_NUM];
+#define SHCA_NUM_STATS	(SHCA_CNT_NUM + SHCA_DRV_CNT_NUM)
+
+static const char * const shca_drv_counter_names[SHCA_DRV_CNT_NUM] = {
+	[SHCA_DRV_CNT_SWEPT]	= "swept_cqes",
+	[SHCA_DRV_CNT_STRAY]	= "stray_cqes",
+};
+
+/*
+ * The port counters: the device's, named by the device and filled in at
+ * module load, then the driver's.
+ */
+static struct rdma_stat_desc shca_stat_descs[SHCA_NUM_STATS];
 
 /**
- * shca_res_init() - name the port counters after the device's counters
+ * shca_res_init() - name the port counters
  */
 void shca_res_init(void)
 {
@@ -27,6 +37,9 @@ void shca_res_init(void)
 
 	for (i = 0; i < SHCA_CNT_NUM; i++)
 		shca_stat_descs[i].name = shca_hw_counter_name(i);
+	for (i = 0; i < SHCA_DRV_CNT_NUM; i++)
+		shca_stat_descs[SHCA_CNT_NUM + i].name =
+			shca_drv_counter_names[i];
 }
 
 /**
@@ -39,7 +52,7 @@ void shca_res_init(void)
 struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port_num)
 {
-	return rdma_alloc_hw_stats_struct(shca_stat_descs, SHCA_CNT_NUM,
+	return rdma_alloc_hw_stats_struct(shca_stat_descs, SHCA_NUM_STATS,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -56,14 +69,18 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port, int index)
 {
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_COUNTERS };
+	struct shca_dev *sdev = to_shca_dev(ibdev);
 	int err, i;
 
-	err = shca_cmd_exec(to_shca_dev(ibdev), &cmd);
+	err = shca_cmd_exec(sdev, &cmd);
 	if (err)
 		return err;
 	for (i = 0; i < SHCA_CNT_NUM; i++)
 		stats->value[i] = cmd.out.counters[i];
-	return SHCA_CNT_NUM;
+	for (i = 0; i < SHCA_DRV_CNT_NUM; i++)
+		stats->value[SHCA_CNT_NUM + i] =
+			atomic64_read(&sdev->drv_counters[i]);
+	return SHCA_NUM_STATS;
 }
 
 /**

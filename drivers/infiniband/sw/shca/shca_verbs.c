@@ -180,6 +180,11 @@ int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE |
 				    RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	if (to_shca_dev(ibdev)->flags & SHCA_DEV_F_NO_MAD) {
+		immutable->core_cap_flags &= ~(RDMA_CORE_CAP_IB_MAD |
+					       RDMA_CORE_CAP_IB_CM);
+		immutable->max_mad_size = 0;
+	}
 	return 0;
 }
 

@@ -85,7 +85,6 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_INTERRUPTS]		= "interrupts",
 	[SHCA_CNT_TX_BYTES]		= "tx_bytes",
 	[SHCA_CNT_RX_BYTES]		= "rx_bytes",
-	[SHCA_CNT_SWEPT_CQES]		= "swept_cqes",
 	[SHCA_CNT_FLUSHED]		= "flushed_wqes",
 	[SHCA_CNT_LOC_PROT_ERR]		= "err_local_protection",
 	[SHCA_CNT_REM_ACCESS_ERR]	= "err_remote_access",
@@ -151,6 +150,7 @@ struct shca_hw *shca_hw_create(void)
 	xa_init_flags(&hw->mpts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	hw->next_qpn = SHCA_HW_FIRST_QPN;
 	shca_hw_eq_init(hw);
+	shca_hw_windows_init(hw);
 
 	hw->gids = kcalloc(hw->caps->gid_tbl_len, sizeof(*hw->gids),
 			   GFP_KERNEL);

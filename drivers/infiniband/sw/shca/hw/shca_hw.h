@@ -18,9 +18,53 @@
 #ifndef SHCA_HW_H
 #define SHCA_HW_H
 
+#include <linux/atomic.h>
+#include <linux/wait.h>
+
 #include "shca_hw_defs.h"
 
 struct shca_hw;
+
+/**
+ * enum shca_hw_window_id - the race windows a test can widen or hold open
+ * @SHCA_WIN_CQE_PUBLISH: the device has written a CQE's body but not yet
+ *	its owner byte; other writers to the CQ wait meanwhile, so CQEs
+ *	are still published in ring order
+ * @SHCA_WIN_FENCE_SWEEP: a QP being destroyed or reset is fenced and its
+ *	CQEs are not yet swept; the driver passes through this one
+ * @SHCA_WIN_NUM: number of windows
+ */
+enum shca_hw_window_id {
+	SHCA_WIN_CQE_PUBLISH,
+	SHCA_WIN_FENCE_SWEEP,
+	SHCA_WIN_NUM,
+};
+
+/**
+ * struct shca_hw_window - a race window a test can widen or hold open
+ * @delay_us: every pass through the window sleeps this long (at most
+ *	100 ms)
+ * @qpn: only passes for this QPN are delayed, held and counted; 0 for all
+ * @passes: passes counted
+ * @timeouts: holds nobody released, given up after a while
+ * @state: SHCA_HW_WIN_IDLE, SHCA_HW_WIN_ARMED or SHCA_HW_WIN_HELD
+ * @wait: woken when @state changes
+ *
+ * Arming is one-shot: the next matching pass holds until it is released,
+ * then the window is idle again.
+ */
+struct shca_hw_window {
+	u32 delay_us;
+	u32 qpn;
+	atomic64_t passes;
+	atomic_t timeouts;
+	atomic_t state;
+	wait_queue_head_t wait;
+};
+
+#define SHCA_HW_WIN_IDLE	0
+#define SHCA_HW_WIN_ARMED	1
+#define SHCA_HW_WIN_HELD	2
 
 /**
  * typedef shca_hw_irq_handler_t - the driver's handler for the device's
@@ -52,5 +96,20 @@ u64 shca_hw_cmd_count(struct shca_hw *hw, enum shca_hw_opcode opcode);
 const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw);
 const char *shca_hw_opcode_name(enum shca_hw_opcode opcode);
 const char *shca_hw_counter_name(enum shca_hw_counter counter);
+
+struct shca_hw_window *shca_hw_window(struct shca_hw *hw,
+				      enum shca_hw_window_id id);
+void shca_hw_window_pass(struct shca_hw_window *win, u32 qpn);
+void shca_hw_window_arm(struct shca_hw_window *win);
+bool shca_hw_window_wait_held(struct shca_hw_window *win,
+			      unsigned long timeout);
+void shca_hw_window_release(struct shca_hw_window *win);
+
+void shca_hw_engine_pause(struct shca_hw *hw, bool pause);
+bool shca_hw_engine_paused(struct shca_hw *hw);
+void shca_hw_engine_single_step(struct shca_hw *hw, u32 steps);
+u32 shca_hw_engine_steps_left(struct shca_hw *hw);
+int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn);
+u32 shca_hw_next_qpn(struct shca_hw *hw);
 
 #endif /* SHCA_HW_H */

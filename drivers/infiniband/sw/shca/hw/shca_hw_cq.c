@@ -180,6 +180,24 @@ static void shca_hw_cq_moder_expired(struct timer_list *t)
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
+/* Whether the next CQE would overflow the ring; if so, it is lost. */
+static bool shca_hw_cq_overflow(struct shca_hw_cq *cq)
+{
+	u32 ci;
+
+	lockdep_assert_held(&cq->lock);
+	/* Pairs with the consumer's (and the sweep's) release of ci. */
+	ci = smp_load_acquire(&cq->dbrec->ci);
+	if (!cq->overflowed && cq->pi - ci < (1U << cq->log_depth))
+		return false;
+	shca_hw_count(cq->hw, SHCA_CNT_CQ_OVERFLOW);
+	if (!cq->overflowed) {
+		cq->overflowed = true;
+		shca_hw_eq_post(cq->hw, SHCA_EQE_CQ, SHCA_EV_CQ_ERR, cq->cqn, 0);
+	}
+	return true;
+}
+
 /**
  * shca_hw_cq_write() - produce one CQE
  * @cq: the CQ
@@ -188,6 +206,11 @@ static void shca_hw_cq_moder_expired(struct timer_list *t)
  *
  * A full ring is an overflow: the CQE is lost, the CQ goes to error and
  * the CQ error event is raised, once.
+ *
+ * The body goes into the ring first, then, after the CQE publish window,
+ * the owner byte.  One writer at a time per CQ, so CQEs are published in
+ * ring order: an entry is never valid while one before it is not.  The
+ * driver's sweep relies on that.  May sleep (in the window).
  */
 void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 		      bool solicited)
@@ -195,23 +218,27 @@ void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 	struct shca_hw *hw = cq->hw;
 	struct shca_hw_cqe *slot;
 	unsigned long flags;
-	u32 depth, ci;
+	u32 ring_gen;
+
+	might_sleep();
+	mutex_lock(&cq->write_mutex);
+	spin_lock_irqsave(&cq->lock, flags);
+	if (shca_hw_cq_overflow(cq))
+		goto out;
+	ring_gen = cq->ring_gen;
+	memcpy(&cq->ring[cq->pi & ((1U << cq->log_depth) - 1)], cqe,
+	       offsetof(struct shca_hw_cqe, owner));
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	shca_hw_window_pass(&hw->windows[SHCA_WIN_CQE_PUBLISH], cqe->qpn);
 
 	spin_lock_irqsave(&cq->lock, flags);
-	depth = 1U << cq->log_depth;
-	ci = READ_ONCE(cq->dbrec->ci);
-	if (cq->overflowed || cq->pi - ci >= depth) {
-		shca_hw_count(hw, SHCA_CNT_CQ_OVERFLOW);
-		if (!cq->overflowed) {
-			cq->overflowed = true;
-			shca_hw_eq_post(hw, SHCA_EQE_CQ, SHCA_EV_CQ_ERR,
-					cq->cqn, 0);
-		}
-		spin_unlock_irqrestore(&cq->lock, flags);
-		return;
-	}
-	slot = &cq->ring[cq->pi & (depth - 1)];
-	memcpy(slot, cqe, offsetof(struct shca_hw_cqe, owner));
+	/* A resize meanwhile moved the ring, and may have shrunk it. */
+	if (cq->ring_gen != ring_gen && shca_hw_cq_overflow(cq))
+		goto out;
+	slot = &cq->ring[cq->pi & ((1U << cq->log_depth) - 1)];
+	if (cq->ring_gen != ring_gen)
+		memcpy(slot, cqe, offsetof(struct shca_hw_cqe, owner));
 	dma_wmb();
 	WRITE_ONCE(slot->owner, !((cq->pi >> cq->log_depth) & 1));
 	cq->pi++;
@@ -228,7 +255,9 @@ void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 				  usecs_to_jiffies(cq->moder_period));
 		}
 	}
+out:
 	spin_unlock_irqrestore(&cq->lock, flags);
+	mutex_unlock(&cq->write_mutex);
 }
 
 /**
@@ -277,6 +306,7 @@ static enum shca_hw_status shca_hw_create_cq(struct shca_hw *hw,
 	cq->hw = hw;
 	refcount_set(&cq->ref, 1);
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->write_mutex);
 	cq->ring = in->ring;
 	cq->log_depth = in->log_depth;
 	cq->dbrec = in->dbrec;
@@ -316,6 +346,7 @@ static enum shca_hw_status shca_hw_destroy_cq(struct shca_hw *hw, u32 cqn)
 	shca_hw_cq_put(cq);
 	wait_var_event(&cq->ref, !refcount_read(&cq->ref));
 	timer_shutdown_sync(&cq->moder_timer);
+	mutex_destroy(&cq->write_mutex);
 	kfree(cq);
 	return SHCA_HW_OK;
 }
@@ -355,6 +386,7 @@ static enum shca_hw_status shca_hw_resize_cq(struct shca_hw *hw,
 	}
 	WRITE_ONCE(in->dbrec->ci, 0);
 	cq->ring = in->ring;
+	cq->ring_gen++;
 	cq->dbrec = in->dbrec;
 	cq->log_depth = in->log_depth;
 	cq->pi = n;

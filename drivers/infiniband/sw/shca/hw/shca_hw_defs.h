@@ -830,7 +830,6 @@ struct shca_hw_mpt_write {
  * @SHCA_CNT_INTERRUPTS: interrupts raised
  * @SHCA_CNT_TX_BYTES: payload bytes sent
  * @SHCA_CNT_RX_BYTES: payload bytes received
- * @SHCA_CNT_SWEPT_CQES: CQEs removed from rings by a QP's teardown
  * @SHCA_CNT_FLUSHED: WQEs flushed
  * @SHCA_CNT_LOC_PROT_ERR: local protection errors
  * @SHCA_CNT_REM_ACCESS_ERR: remote access errors
@@ -852,7 +851,6 @@ enum shca_hw_counter {
 	SHCA_CNT_INTERRUPTS,
 	SHCA_CNT_TX_BYTES,
 	SHCA_CNT_RX_BYTES,
-	SHCA_CNT_SWEPT_CQES,
 	SHCA_CNT_FLUSHED,
 	SHCA_CNT_LOC_PROT_ERR,
 	SHCA_CNT_REM_ACCESS_ERR,

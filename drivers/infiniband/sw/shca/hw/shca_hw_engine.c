@@ -16,6 +16,7 @@
  * order per connection is the order of the sender's SQ.
  */
 #include <asm/checksum.h>
+#include <kunit/visibility.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/slab.h>
@@ -600,52 +601,166 @@ static u32 shca_hw_timeout_usecs(u8 timeout)
 	return min_t(u32, (4096U << timeout) / 1000, SHCA_HW_MAX_TIMEOUT_US);
 }
 
-/* Complete WQEs with a flush error: the SQ always, the RQ if @rq. */
-static void shca_hw_flush(struct shca_hw_qp *qp, bool rq)
+/**
+ * shca_hw_qp_flush() - complete a QP's outstanding WQEs with a flush error
+ * @qp: the QP, in ERR or SQE
+ * @rq: flush the receive queue too, not only the send queue
+ *
+ * For a QP on an SRQ, flushing the receive side raises the last WQE
+ * reached event, once.
+ */
+void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
 {
 	struct shca_hw_cqe cqe = { .qpn = qp->qpn,
 				   .status = SHCA_CQE_WR_FLUSH_ERR };
-	struct shca_hw_send_wqe *sq = qp->sq.ring;
-	u32 mask = (1U << qp->sq.log_depth) - 1;
+	const struct shca_hw_send_wqe *sq = qp->sq.ring;
+	u32 smask = (1U << qp->sq.log_depth) - 1;
+	u32 rmask = (1U << qp->rq.log_depth) - 1;
+	u32 sq_first = 0, sq_n = 0, rq_first = 0, rq_n = 0, pi, i;
 	bool last_wqe = false;
 	unsigned long flags;
-	u32 pi, n = 0;
 
 	mutex_lock(&qp->resp_mutex);
 	spin_lock_irqsave(&qp->lock, flags);
-	/* Pairs with the driver's release: the WQEs below pi are written. */
-	pi = smp_load_acquire(&qp->dbrec->sq_pi);
-	while (qp->sq.ci != pi && pi - qp->sq.ci <= mask + 1 && !qp->fenced) {
-		cqe.wqe_idx = qp->sq.ci & mask;
+	if (!qp->fenced) {
+		/* Pairs with the driver's release: WQEs below pi are written. */
+		pi = smp_load_acquire(&qp->dbrec->sq_pi);
+		if (pi - qp->sq.ci <= smask + 1) {
+			sq_first = qp->sq.ci;
+			sq_n = pi - sq_first;
+			qp->sq.ci = pi;
+		}
+		if (rq && !qp->srq) {
+			/* As above, for the receive queue. */
+			pi = smp_load_acquire(&qp->dbrec->rq_pi);
+			if (pi - qp->rq.ci <= rmask + 1) {
+				rq_first = qp->rq.ci;
+				rq_n = pi - rq_first;
+				qp->rq.ci = pi;
+			}
+		}
+		if (rq && qp->srq && !qp->last_wqe_sent) {
+			qp->last_wqe_sent = true;
+			last_wqe = true;
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	/*
+	 * Writing a CQE may sleep, so it happens unlocked.  The WQEs stay the
+	 * device's until their CQEs are out: the driver cannot reuse their
+	 * slots meanwhile, and a fence waits for the responder mutex.
+	 */
+	for (i = 0; i < sq_n; i++) {
+		cqe.wqe_idx = (sq_first + i) & smask;
 		cqe.opcode = shca_hw_cqe_opcode[sq[cqe.wqe_idx].opcode %
 						SHCA_WQE_NUM_OPCODES];
 		shca_hw_cq_write(qp->scq, &cqe, false);
-		qp->sq.ci++;
-		n++;
 	}
-	if (rq && !qp->srq) {
-		mask = (1U << qp->rq.log_depth) - 1;
-		/* As above, for the receive queue. */
-		pi = smp_load_acquire(&qp->dbrec->rq_pi);
-		cqe.opcode = SHCA_CQE_RECV;
-		while (qp->rq.ci != pi && pi - qp->rq.ci <= mask + 1 &&
-		       !qp->fenced) {
-			cqe.wqe_idx = qp->rq.ci & mask;
-			shca_hw_cq_write(qp->rcq, &cqe, false);
-			qp->rq.ci++;
-			n++;
-		}
+	cqe.opcode = SHCA_CQE_RECV;
+	for (i = 0; i < rq_n; i++) {
+		cqe.wqe_idx = (rq_first + i) & rmask;
+		shca_hw_cq_write(qp->rcq, &cqe, false);
 	}
-	if (rq && qp->srq && !qp->last_wqe_sent && !qp->fenced) {
-		qp->last_wqe_sent = true;
-		last_wqe = true;
-	}
-	spin_unlock_irqrestore(&qp->lock, flags);
 	mutex_unlock(&qp->resp_mutex);
-	shca_hw_count_add(qp->hw, SHCA_CNT_FLUSHED, n);
+	shca_hw_count_add(qp->hw, SHCA_CNT_FLUSHED, sq_n + rq_n);
 	if (last_wqe)
 		shca_hw_qp_event(qp, SHCA_EV_QP_LAST_WQE);
 }
+
+/* Whether shca_hw_qp_flush() would find anything to do. */
+static bool shca_hw_flush_pending(struct shca_hw_qp *qp, bool rq)
+{
+	lockdep_assert_held(&qp->lock);
+	if (READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci)
+		return true;
+	if (!rq)
+		return false;
+	if (qp->srq)
+		return !qp->last_wqe_sent;
+	return READ_ONCE(qp->dbrec->rq_pi) != qp->rq.ci;
+}
+
+/*
+ * Whether the execution units may take a WQE now: always, unless paused;
+ * while paused, only as many as single-stepping allows.
+ */
+static bool shca_hw_engine_may_run(struct shca_hw *hw)
+{
+	if (!READ_ONCE(hw->engine_paused))
+		return true;
+	return atomic_dec_if_positive(&hw->engine_steps) >= 0;
+}
+
+/* Give every QP a turn, for work held back while paused. */
+static void shca_hw_engine_kick_all(struct shca_hw *hw)
+{
+	struct shca_hw_qp *qp;
+	unsigned long index, flags;
+
+	/* Under the table lock, a QP found is not yet being freed. */
+	xa_lock_irqsave(&hw->qps, flags);
+	xa_for_each(&hw->qps, index, qp)
+		queue_delayed_work(hw->engine_wq, &qp->engine, 0);
+	xa_unlock_irqrestore(&hw->qps, flags);
+}
+
+/**
+ * shca_hw_engine_pause() - stop or restart the execution units
+ * @hw: the device
+ * @pause: stop them
+ *
+ * A paused device executes no WQE and flushes nothing; doorbells are
+ * remembered.  Commands still run: destroying a QP still flushes it.
+ * Restarting also drops any single steps left.
+ */
+void shca_hw_engine_pause(struct shca_hw *hw, bool pause)
+{
+	WRITE_ONCE(hw->engine_paused, pause);
+	if (!pause) {
+		atomic_set(&hw->engine_steps, 0);
+		shca_hw_engine_kick_all(hw);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_engine_pause);
+
+/**
+ * shca_hw_engine_paused() - whether the execution units are paused
+ * @hw: the device
+ *
+ * Return: true if paused.
+ */
+bool shca_hw_engine_paused(struct shca_hw *hw)
+{
+	return READ_ONCE(hw->engine_paused);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_engine_paused);
+
+/**
+ * shca_hw_engine_single_step() - let a paused device run a few steps
+ * @hw: the device
+ * @steps: how many more WQEs (or whole-QP flushes) it may run
+ *
+ * A WQE's step includes the peer's responder and both completions.
+ */
+void shca_hw_engine_single_step(struct shca_hw *hw, u32 steps)
+{
+	atomic_add(steps, &hw->engine_steps);
+	shca_hw_engine_kick_all(hw);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_engine_single_step);
+
+/**
+ * shca_hw_engine_steps_left() - single steps not yet taken
+ * @hw: the device
+ *
+ * Return: the number of steps.
+ */
+u32 shca_hw_engine_steps_left(struct shca_hw *hw)
+{
+	return atomic_read(&hw->engine_steps);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_engine_steps_left);
 
 /*
  * One step of a QP's turn: execute the WQE at the head of the SQ.
@@ -660,7 +775,7 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp)
 	unsigned long flags;
 	u32 mask = (1U << qp->sq.log_depth) - 1;
 	u32 pi, state, delay = 0;
-	bool event = false;
+	bool event = false, flush, signaled;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	state = qp->attr.state;
@@ -669,8 +784,10 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp)
 		return false;
 	}
 	if (state == SHCA_QPS_ERR || state == SHCA_QPS_SQE) {
+		flush = shca_hw_flush_pending(qp, state == SHCA_QPS_ERR);
 		spin_unlock_irqrestore(&qp->lock, flags);
-		shca_hw_flush(qp, state == SHCA_QPS_ERR);
+		if (flush && shca_hw_engine_may_run(qp->hw))
+			shca_hw_qp_flush(qp, state == SHCA_QPS_ERR);
 		return false;
 	}
 	/* Pairs with the driver's release: the WQEs below pi are written. */
@@ -691,6 +808,11 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp)
 		shca_hw_qp_to_err(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		shca_hw_qp_event(qp, SHCA_EV_QP_FATAL);
+		return false;
+	}
+	if (!shca_hw_engine_may_run(qp->hw)) {
+		/* Paused: shca_hw_engine_pause() kicks the QP again. */
+		spin_unlock_irqrestore(&qp->lock, flags);
 		return false;
 	}
 	memcpy(&w, (struct shca_hw_send_wqe *)qp->sq.ring + (qp->sq.ci & mask),
@@ -738,9 +860,8 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp)
 	qp->sq.ci++;
 	qp->rnr_left = qp->attr.rnr_retry;
 	qp->retry_left = qp->attr.retry_cnt;
-	if (res.status != SHCA_CQE_OK || qp->sig_all ||
-	    (w.flags & SHCA_WQE_F_SIGNALED))
-		shca_hw_cq_write(qp->scq, &cqe, false);
+	signaled = res.status != SHCA_CQE_OK || qp->sig_all ||
+		   (w.flags & SHCA_WQE_F_SIGNALED);
 	event = false;
 	if (res.status != SHCA_CQE_OK) {
 		if (qp->type == SHCA_QPT_RC) {
@@ -752,6 +873,12 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp)
 		event = res.status == SHCA_CQE_LOC_PROT_ERR;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	/*
+	 * Unlocked, as writing a CQE may sleep.  This is the QP's own turn, so
+	 * a flush the error queued comes after it, and a fence waits for it.
+	 */
+	if (signaled)
+		shca_hw_cq_write(qp->scq, &cqe, false);
 	if (event)
 		shca_hw_qp_event(qp, SHCA_EV_QP_ACCESS_ERR);
 	return res.status == SHCA_CQE_OK;

@@ -4,8 +4,9 @@
  * include this; the driver sees shca_hw.h and shca_hw_defs.h.
  *
  * Lock order, outermost first:
- *   shca_hw_qp.resp_mutex   (responder side of one QP; never two at once)
  *   shca_hw.cmd_mutex       (object commands; never held by the engine)
+ *   shca_hw_qp.resp_mutex   (responder side of one QP; never two at once)
+ *   shca_hw_cq.write_mutex  (the one CQE writer of a CQ; never two at once)
  *   shca_fabric_lock        (read side; the list of devices)
  *   shca_hw_qp.lock         (one QP context)
  *   shca_hw_srq.lock        (one SRQ context)
@@ -14,7 +15,8 @@
  *   shca_hw.lock            (port, GID and P_Key tables)
  *   shca_hw_mpt.lock, shca_atomic_lock (leaves)
  * Spinlocks are all taken with interrupts off: doorbells and polling may
- * come from any context.  No model lock is held across a call into the
+ * come from any context.  CQEs are written with no spinlock held, as the
+ * CQE publish window may sleep.  No model lock is held across a call into the
  * driver: the interrupt handler runs from the model's vector work with no
  * lock held.
  */
@@ -74,7 +76,9 @@ struct shca_hw_mpt {
  * @cqn: its number
  * @ref: users in flight, plus one while it is in the table
  * @lock: guards the ring, the indices and the arm state
+ * @write_mutex: one CQE writer at a time, from body to owner byte
  * @ring: CQEs, as the driver gave them
+ * @ring_gen: bumped when a resize replaces @ring
  * @log_depth: log2 of the number of CQEs
  * @dbrec: the driver's doorbell record
  * @pi: producer index
@@ -91,7 +95,9 @@ struct shca_hw_cq {
 	u32 cqn;
 	refcount_t ref;
 	spinlock_t lock;	/* guards ring, indices, arming */
+	struct mutex write_mutex; /* one CQE writer: in-order publication */
 	struct shca_hw_cqe *ring;
+	u32 ring_gen;
 	u32 log_depth;
 	struct shca_hw_cq_dbrec *dbrec;
 	u32 pi;
@@ -231,6 +237,9 @@ struct shca_hw_qp {
  * @next_mpt: where the cyclic MPT index search starts
  * @mpt_tag: the key tag the next allocated entry starts with
  * @engine_wq: the execution units
+ * @engine_paused: the execution units take no work, except @engine_steps
+ * @engine_steps: WQEs (or flushes) they may still run while paused
+ * @windows: the race windows tests hold open, by enum shca_hw_window_id
  * @eq_lock: guards the event queue
  * @eq: EQE ring, or NULL before CREATE_EQ
  * @eq_log_depth: log2 of its depth
@@ -265,6 +274,9 @@ struct shca_hw {
 	u32 next_mpt;
 	u8 mpt_tag;
 	struct workqueue_struct *engine_wq;
+	bool engine_paused;
+	atomic_t engine_steps;
+	struct shca_hw_window windows[SHCA_WIN_NUM];
 
 	spinlock_t eq_lock;	/* guards the event queue */
 	struct shca_hw_eqe *eq;
@@ -299,6 +311,9 @@ void shca_hw_eq_post(struct shca_hw *hw, enum shca_hw_eqe_type type,
 		     enum shca_hw_event event, u32 obj, u32 gen);
 void shca_hw_eq_init(struct shca_hw *hw);
 void shca_hw_eq_fini(struct shca_hw *hw);
+
+/* shca_hw_window.c */
+void shca_hw_windows_init(struct shca_hw *hw);
 
 /* shca_hw_qp.c */
 enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw,
@@ -369,6 +384,7 @@ void shca_hw_mpt_fini(struct shca_hw *hw);
 
 /* shca_hw_engine.c */
 void shca_hw_engine_run(struct work_struct *work);
+void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq);
 void shca_hw_fabric_add(struct shca_hw *hw);
 void shca_hw_fabric_del(struct shca_hw *hw);
 

@@ -408,8 +408,28 @@ static enum shca_hw_status shca_hw_query_qp(struct shca_hw *hw,
 	return SHCA_HW_OK;
 }
 
-static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp)
+/*
+ * Destroy: the QP goes to ERR and its outstanding WQEs are flushed here
+ * and now (a paused engine does not hold that up), with no last WQE event
+ * for a QP nobody will own.  Then it is fenced and unlinked.  The flush
+ * CQEs, like every other CQE of the QP, are the driver's to sweep.  A QP
+ * left over when the device goes away is not flushed: its rings may be
+ * gone.
+ */
+static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
+			    bool flush)
 {
+	spin_lock_irq(&qp->lock);
+	flush = flush && qp->attr.state != SHCA_QPS_RESET;
+	if (flush)
+		qp->attr.state = SHCA_QPS_ERR;
+	qp->last_wqe_sent = true;
+	spin_unlock_irq(&qp->lock);
+	if (flush) {
+		cancel_delayed_work_sync(&qp->engine);
+		shca_hw_qp_flush(qp, true);
+	}
+
 	spin_lock_irq(&qp->lock);
 	qp->fenced = true;
 	spin_unlock_irq(&qp->lock);
@@ -435,9 +455,42 @@ static enum shca_hw_status shca_hw_destroy_qp(struct shca_hw *hw, u32 qpn)
 	lockdep_assert_held(&hw->cmd_mutex);
 	if (!qp)
 		return SHCA_HW_BAD_INDEX;
-	shca_hw_qp_free(hw, qp);
+	shca_hw_qp_free(hw, qp, true);
 	return SHCA_HW_OK;
 }
+
+/**
+ * shca_hw_set_next_qpn() - move the cursor of the cyclic QPN search
+ * @hw: the device
+ * @qpn: where the next search starts
+ *
+ * A test knob: it makes the device reissue a QPN soon instead of after
+ * 16 million others.  A QPN in use is still skipped.
+ *
+ * Return: 0, or -EINVAL for a QPN outside the range the device hands out.
+ */
+int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn)
+{
+	if (qpn < SHCA_HW_FIRST_QPN || qpn > SHCA_HW_QPN_MASK)
+		return -EINVAL;
+	mutex_lock(&hw->cmd_mutex);
+	hw->next_qpn = qpn;
+	mutex_unlock(&hw->cmd_mutex);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_set_next_qpn);
+
+/**
+ * shca_hw_next_qpn() - where the cyclic QPN search starts next
+ * @hw: the device
+ *
+ * Return: the QPN.
+ */
+u32 shca_hw_next_qpn(struct shca_hw *hw)
+{
+	return READ_ONCE(hw->next_qpn);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_next_qpn);
 
 /**
  * shca_hw_qp_fini() - free what is left of the QP and SRQ tables
@@ -450,7 +503,7 @@ void shca_hw_qp_fini(struct shca_hw *hw)
 	unsigned long index;
 
 	xa_for_each(&hw->qps, index, qp)
-		shca_hw_qp_free(hw, qp);
+		shca_hw_qp_free(hw, qp, false);
 	xa_for_each(&hw->srqs, index, srq) {
 		xa_erase_irq(&hw->srqs, index);
 		kfree(srq);

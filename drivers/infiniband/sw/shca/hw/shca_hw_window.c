@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca hardware model: race windows, for tests.
+ *
+ * A window is a point where the device (or the driver, for the windows it
+ * passes through) is between two steps whose order matters: a CQE written
+ * but not yet published, a QP fenced but not yet swept.  A test can widen
+ * a window with a delay, or arm it so that the next pass stops there until
+ * the test releases it.  Holding a window open turns a race a test would
+ * otherwise hope to hit into a sequence it controls.
+ *
+ * Passes sleep, holding no spinlock, so a held window never stops a CPU.
+ * It does stop whatever waits for the pass: a held CQE write keeps every
+ * other writer to that CQ waiting (CQEs are published in order), and with
+ * them the execution units and commands that write to it.  A hold nobody
+ * releases gives up after SHCA_HW_WIN_HOLD_MS, and the give-up is
+ * counted; a delay is capped at SHCA_HW_WIN_MAX_DELAY_US.
+ */
+#include <kunit/visibility.h>
+#include <linux/delay.h>
+
+#include "shca_hw_int.h"
+
+#define SHCA_HW_WIN_HOLD_MS		30000
+#define SHCA_HW_WIN_MAX_DELAY_US	100000
+
+/**
+ * shca_hw_windows_init() - set up a new device's race windows, all idle
+ * @hw: the device
+ */
+void shca_hw_windows_init(struct shca_hw *hw)
+{
+	int i;
+
+	for (i = 0; i < SHCA_WIN_NUM; i++) {
+		atomic_set(&hw->windows[i].state, SHCA_HW_WIN_IDLE);
+		init_waitqueue_head(&hw->windows[i].wait);
+	}
+}
+
+/**
+ * shca_hw_window() - one of a device's race windows
+ * @hw: the device
+ * @id: which window
+ *
+ * Return: the window; its @delay_us and @qpn may be written directly.
+ */
+struct shca_hw_window *shca_hw_window(struct shca_hw *hw,
+				      enum shca_hw_window_id id)
+{
+	return &hw->windows[id];
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window);
+
+/**
+ * shca_hw_window_pass() - go through a race window
+ * @win: the window
+ * @qpn: the QP the pass is for
+ *
+ * Sleeps the window's delay, and stops here if the window is armed, until
+ * shca_hw_window_release().
+ */
+void shca_hw_window_pass(struct shca_hw_window *win, u32 qpn)
+{
+	u32 filter = READ_ONCE(win->qpn);
+	u32 delay = min_t(u32, READ_ONCE(win->delay_us),
+			  SHCA_HW_WIN_MAX_DELAY_US);
+	long left;
+
+	might_sleep();
+	if (filter && filter != qpn)
+		return;
+	atomic64_inc(&win->passes);
+	if (delay)
+		fsleep(delay);
+	if (atomic_cmpxchg(&win->state, SHCA_HW_WIN_ARMED,
+			   SHCA_HW_WIN_HELD) != SHCA_HW_WIN_ARMED)
+		return;
+	wake_up_all(&win->wait);
+	left = wait_event_timeout(win->wait,
+				  atomic_read(&win->state) != SHCA_HW_WIN_HELD,
+				  msecs_to_jiffies(SHCA_HW_WIN_HOLD_MS));
+	if (!left && atomic_cmpxchg(&win->state, SHCA_HW_WIN_HELD,
+				    SHCA_HW_WIN_IDLE) == SHCA_HW_WIN_HELD) {
+		atomic_inc(&win->timeouts);
+		wake_up_all(&win->wait);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_pass);
+
+/**
+ * shca_hw_window_arm() - make the next matching pass stop in the window
+ * @win: the window
+ */
+void shca_hw_window_arm(struct shca_hw_window *win)
+{
+	atomic_set(&win->state, SHCA_HW_WIN_ARMED);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_arm);
+
+/**
+ * shca_hw_window_wait_held() - wait until a pass is stopped in the window
+ * @win: the window, armed
+ * @timeout: jiffies to wait at most
+ *
+ * Return: true once a pass is held; false if none came in time.
+ */
+bool shca_hw_window_wait_held(struct shca_hw_window *win,
+			      unsigned long timeout)
+{
+	return wait_event_timeout(win->wait, atomic_read(&win->state) ==
+				  SHCA_HW_WIN_HELD, timeout) > 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_wait_held);
+
+/**
+ * shca_hw_window_release() - let a held pass go on, or disarm the window
+ * @win: the window
+ */
+void shca_hw_window_release(struct shca_hw_window *win)
+{
+	atomic_set(&win->state, SHCA_HW_WIN_IDLE);
+	wake_up_all(&win->wait);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_release);

@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit: teardown races, with the windows held open (shca_teardown_race).
+ *
+ * The first cases stop a destroy or reset in a race window and do the
+ * racing thing while it is stopped, so the race happens every run: the
+ * neighbour's traffic and polling between the fence and the sweep, the
+ * sweep beside a CQE the device has written but not published.  The
+ * stress cases then run neighbours' traffic on a shared CQ from several
+ * threads while victims are destroyed or reset in a loop, the windows
+ * widened by random delays, and check every completion polled.
+ */
+#include <kunit/test.h>
+#include <linux/kthread.h>
+#include <linux/prandom.h>
+
+#include "shca.h"
+#include "shca_test.h"
+#include "shca_teardown_test.h"
+
+#define SHCA_RT_HOLD_WAIT	(5 * HZ)
+
+static struct shca_hw_window *shca_rt_window(struct ib_device *dev,
+					     enum shca_hw_window_id id)
+{
+	return shca_hw_window(to_shca_dev(dev)->hw, id);
+}
+
+static void shca_rt_window_reset(void *win)
+{
+	struct shca_hw_window *w = win;
+
+	shca_hw_window_release(w);
+	w->qpn = 0;
+	w->delay_us = 0;
+}
+
+/* Arm @id for @qpn; it is released and cleared when the test ends. */
+static struct shca_hw_window *shca_rt_arm(struct kunit *test,
+					  struct ib_device *dev,
+					  enum shca_hw_window_id id, u32 qpn)
+{
+	struct shca_hw_window *win = shca_rt_window(dev, id);
+
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_rt_window_reset,
+							   win));
+	win->qpn = qpn;
+	shca_hw_window_arm(win);
+	return win;
+}
+
+/* Destroy or reset a QP on a thread of its own, maybe held in @win. */
+struct shca_rt_async {
+	struct ib_qp *qp;
+	struct shca_hw_window *win;
+	bool reset;
+	int ret;
+	struct completion done;
+};
+
+static int shca_rt_teardown(struct ib_qp *qp, bool reset)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+
+	if (reset)
+		return ib_modify_qp(qp, &attr, IB_QP_STATE);
+	return ib_destroy_qp(qp);
+}
+
+static int shca_rt_async_fn(void *arg)
+{
+	struct shca_rt_async *a = arg;
+
+	a->ret = shca_rt_teardown(a->qp, a->reset);
+	/* All: the test and its cleanup both wait for it. */
+	complete_all(&a->done);
+	return 0;
+}
+
+/* On the way out, even after a failed assertion: let it finish. */
+static void shca_rt_async_wait(void *arg)
+{
+	struct shca_rt_async *a = arg;
+
+	shca_hw_window_release(a->win);
+	wait_for_completion(&a->done);
+}
+
+static struct shca_rt_async *shca_rt_async(struct kunit *test,
+					   struct ib_qp *qp, bool reset,
+					   struct shca_hw_window *win)
+{
+	struct shca_rt_async *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct task_struct *t;
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	a->qp = qp;
+	a->win = win;
+	a->reset = reset;
+	init_completion(&a->done);
+	t = kthread_run(shca_rt_async_fn, a, "shca_rt_async");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_rt_async_wait,
+							   a));
+	return a;
+}
+
+struct shca_rt_param {
+	enum ib_qp_type type;
+	bool reset;
+};
+
+static const struct shca_rt_param shca_rt_params[] = {
+	{ IB_QPT_RC, false }, { IB_QPT_RC, true },
+	{ IB_QPT_UD, false }, { IB_QPT_UD, true },
+};
+
+static void shca_rt_param_desc(const struct shca_rt_param *p, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s_%s",
+		 p->type == IB_QPT_RC ? "rc" : "ud",
+		 p->reset ? "reset" : "destroy");
+}
+
+KUNIT_ARRAY_PARAM(shca_rt, shca_rt_params, shca_rt_param_desc);
+
+/*
+ * Hold the victim between its fence and its sweep.  Meanwhile the
+ * neighbour's traffic goes on and the consumer polls; when the sweep runs
+ * it removes the victim's CQEs and nothing else.
+ */
+static void shca_test_fence_sweep_window_held(struct kunit *test)
+{
+	const struct shca_rt_param *p = test->param_value;
+	struct shca_tq *v = shca_test_tq_new(test), *n = shca_test_tq_new(test);
+	struct shca_hw_window *win;
+	struct shca_rt_async *a;
+	struct ib_cq *cq, *rcq;
+	struct ib_device *dev;
+	struct ib_wc *wc;
+	u64 swept;
+
+	dev = shca_td_bench(test, p->type, false, NULL, v, n, &cq, &rcq);
+	shca_td_msgs(test, n, SHCA_TD_N, 0, 3, cq, 6);
+	shca_td_msgs(test, v, SHCA_TD_V, 0, 3, cq, 12);
+	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
+
+	win = shca_rt_arm(test, dev, SHCA_WIN_FENCE_SWEEP, v->qp->qp_num);
+	a = shca_rt_async(test, v->qp, p->reset, win);
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,
+							 SHCA_RT_HOLD_WAIT));
+
+	/* In the window: the victim is fenced, its CQEs still there. */
+	shca_td_msgs(test, n, SHCA_TD_N, 3, 3, cq, 18);
+	wc = kunit_kcalloc(test, 2, sizeof(*wc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wc);
+	KUNIT_ASSERT_EQ(test, 2, ib_poll_cq(cq, 2, wc));
+	shca_td_expect_stream(test, wc, 2, SHCA_TD_N, false, 0, 1);
+	shca_td_expect_stream(test, wc, 2, SHCA_TD_N, true, 0, 1);
+	KUNIT_EXPECT_FALSE(test, completion_done(&a->done));
+	KUNIT_EXPECT_EQ(test, swept,
+			shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT));
+
+	shca_hw_window_release(win);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&a->done,
+							    SHCA_RT_HOLD_WAIT));
+	KUNIT_ASSERT_EQ(test, 0, a->ret);
+	if (!p->reset)
+		v->qp = NULL;
+	KUNIT_EXPECT_EQ(test, swept + 6,
+			shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT));
+	wc = shca_td_poll_all(test, cq, 10);
+	shca_td_expect_stream(test, wc, 10, SHCA_TD_N, false, 1, 5);
+	shca_td_expect_stream(test, wc, 10, SHCA_TD_N, true, 1, 5);
+	shca_td_expect_none(test, wc, 10, SHCA_TD_V);
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&win->timeouts));
+}
+
+static const bool shca_rt_reset_params[] = { false, true };
+
+static void shca_rt_reset_desc(const bool *reset, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s",
+		 *reset ? "reset" : "destroy");
+}
+
+KUNIT_ARRAY_PARAM(shca_rt_reset, shca_rt_reset_params, shca_rt_reset_desc);
+
+/*
+ * Hold the neighbour's next CQE written but unpublished, and sweep the
+ * victim beside it: the sweep stops at the unpublished entry, and the
+ * entry, once published, is intact and in order.
+ */
+static void shca_test_cqe_publish_window_held(struct kunit *test)
+{
+	const bool *reset = test->param_value;
+	struct shca_tq *v = shca_test_tq_new(test), *n = shca_test_tq_new(test);
+	struct shca_hw_window *win;
+	struct ib_cq *cq, *rcq;
+	struct ib_device *dev;
+	struct ib_wc *wc;
+	u64 swept;
+	u32 i;
+
+	dev = shca_td_bench(test, IB_QPT_RC, false, NULL, v, n, &cq, &rcq);
+	/* The neighbour's first CQEs sit below the victim's: they move. */
+	shca_td_msgs(test, n, SHCA_TD_N, 0, 1, cq, 2);
+	shca_td_msgs(test, v, SHCA_TD_V, 0, 3, cq, 8);
+	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
+
+	win = shca_rt_arm(test, dev, SHCA_WIN_CQE_PUBLISH, n->qp->qp_num);
+	shca_td_msgs(test, n, SHCA_TD_N, 1, 1, NULL, 0);
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,
+							 SHCA_RT_HOLD_WAIT));
+
+	/* The sweep runs while the neighbour's receive CQE is half out. */
+	KUNIT_ASSERT_EQ(test, 0, shca_rt_teardown(v->qp, *reset));
+	if (!*reset)
+		v->qp = NULL;
+	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, atomic_read(&win->state));
+	KUNIT_EXPECT_EQ(test, swept + 6,
+			shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT));
+
+	shca_hw_window_release(win);
+	shca_test_wait_cqes(test, cq, 4);
+	wc = shca_td_poll_all(test, cq, 4);
+	shca_td_expect_stream(test, wc, 4, SHCA_TD_N, false, 0, 2);
+	shca_td_expect_stream(test, wc, 4, SHCA_TD_N, true, 0, 2);
+	for (i = 0; i < 4; i++)
+		if (wc[i].opcode & IB_WC_RECV)
+			KUNIT_EXPECT_EQ(test, 8, wc[i].byte_len);
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&win->timeouts));
+}
+
+static u32 shca_rt_sq_ci(struct kunit *test, struct shca_tq *tq)
+{
+	struct shca_hw_qp_query q;
+
+	KUNIT_EXPECT_EQ(test, 0, shca_cmd_query_qp(to_shca_dev(tq->dev),
+						   tq->qp->qp_num, &q));
+	return q.sq_ci;
+}
+
+/* A paused engine executes nothing; each single step, one WQE. */
+static void shca_test_engine_single_step(struct kunit *test)
+{
+	struct shca_tq *v = shca_test_tq_new(test), *n = shca_test_tq_new(test);
+	struct ib_cq *cq, *rcq;
+	struct ib_device *dev;
+	struct shca_hw *hw;
+	struct ib_wc *wc;
+	u32 i;
+
+	dev = shca_td_bench(test, IB_QPT_RC, false, NULL, v, n, &cq, &rcq);
+	hw = to_shca_dev(dev)->hw;
+	shca_td_pause(test, dev);
+	shca_td_msgs(test, n, SHCA_TD_N, 0, 3, NULL, 0);
+	KUNIT_EXPECT_EQ(test, 0, shca_rt_sq_ci(test, n));
+	for (i = 1; i <= 2; i++) {
+		shca_hw_engine_single_step(hw, 1);
+		shca_test_wait_cqes(test, cq, 2 * i);
+		KUNIT_EXPECT_EQ(test, 0, shca_hw_engine_steps_left(hw));
+		KUNIT_EXPECT_EQ(test, i, shca_rt_sq_ci(test, n));
+	}
+	shca_hw_engine_pause(hw, false);
+	shca_test_wait_cqes(test, cq, 6);
+	wc = shca_td_poll_all(test, cq, 6);
+	shca_td_expect_stream(test, wc, 6, SHCA_TD_N, false, 0, 3);
+	shca_td_expect_stream(test, wc, 6, SHCA_TD_N, true, 0, 3);
+}
+
+/* The stress cases. */
+#define SHCA_ST_NEIGHBOURS	3
+#define SHCA_ST_INFLIGHT	6
+#define SHCA_ST_VICTIM_MSGS	4
+#define SHCA_ST_MAX_EPOCHS	2048
+#define SHCA_ST_MIN_EPOCHS	40
+#define SHCA_ST_SECONDS		4
+#define SHCA_ST_TAG_N0		10
+
+struct shca_st;
+
+/**
+ * struct shca_st_producer - one neighbour's producer thread
+ * @st: the stress test
+ * @i: which neighbour
+ */
+struct shca_st_producer {
+	struct shca_st *st;
+	int i;
+};
+
+/**
+ * struct shca_st - a shared CQ under fire
+ * @test: the test
+ * @dev: the device
+ * @cq: the CQ every QP shares
+ * @reset: victims are reset and reused, not destroyed and recreated
+ * @n: the neighbours, each connected to itself
+ * @prod: their producers' arguments
+ * @v: the victim end; its QP changes every epoch when destroying
+ * @victim_qp: the victim QP of each epoch, compared, never dereferenced
+ * @posted: messages each neighbour's producer has posted
+ * @received: receive completions of each neighbour polled
+ * @next_send: the send sequence number due next, per neighbour
+ * @done_epoch: the last epoch whose destroy or reset has returned
+ * @seen: which victim completions were polled, by epoch, kind and sequence
+ * @epochs: victims torn down
+ * @polled: neighbour completions polled
+ * @victim_polled: victim completions polled (before their teardown returned)
+ * @victims_done: the victim thread has finished
+ * @stop: every thread stops
+ * @wait: producers wait here for room
+ * @threads_done: counts down as threads finish
+ * @failed: the first failure a thread saw, or empty
+ */
+struct shca_st {
+	struct kunit *test;
+	struct ib_device *dev;
+	struct ib_cq *cq;
+	bool reset;
+	struct shca_tq *n[SHCA_ST_NEIGHBOURS];
+	struct shca_st_producer prod[SHCA_ST_NEIGHBOURS];
+	struct shca_tq *v;
+	struct ib_qp *victim_qp[SHCA_ST_MAX_EPOCHS];
+	atomic_t posted[SHCA_ST_NEIGHBOURS];
+	atomic_t received[SHCA_ST_NEIGHBOURS];
+	u32 next_send[SHCA_ST_NEIGHBOURS];
+	atomic_t done_epoch;
+	DECLARE_BITMAP(seen, SHCA_ST_MAX_EPOCHS * 2 * SHCA_ST_VICTIM_MSGS);
+	u32 epochs;
+	u64 polled;
+	u64 victim_polled;
+	bool victims_done;
+	bool stop;
+	wait_queue_head_t wait;
+	atomic_t threads_done;
+	char failed[160];
+};
+
+static DEFINE_SPINLOCK(shca_st_fail_lock);
+
+static __printf(2, 3) void shca_st_fail(struct shca_st *st,
+					const char *fmt, ...)
+{
+	unsigned long flags;
+	va_list args;
+
+	spin_lock_irqsave(&shca_st_fail_lock, flags);
+	if (!st->failed[0]) {
+		va_start(args, fmt);
+		vsnprintf(st->failed, sizeof(st->failed), fmt, args);
+		va_end(args);
+	}
+	spin_unlock_irqrestore(&shca_st_fail_lock, flags);
+	WRITE_ONCE(st->stop, true);
+	wake_up_all(&st->wait);
+}
+
+/* A neighbour's producer: keeps SHCA_ST_INFLIGHT messages in flight. */
+static int shca_st_produce(void *arg)
+{
+	struct shca_st_producer *p = arg;
+	struct shca_st *st = p->st;
+	struct shca_tq *tq = st->n[p->i];
+	int i = p->i, err;
+	u32 seq;
+
+	while (!READ_ONCE(st->stop)) {
+		wait_event_timeout(st->wait, READ_ONCE(st->stop) ||
+				   atomic_read(&st->posted[i]) -
+				   atomic_read(&st->received[i]) <
+				   SHCA_ST_INFLIGHT, HZ / 10);
+		if (READ_ONCE(st->stop))
+			break;
+		seq = atomic_read(&st->posted[i]);
+		if (seq - atomic_read(&st->received[i]) >= SHCA_ST_INFLIGHT)
+			continue;
+		err = shca_td_msg(tq, SHCA_TD_ID(SHCA_ST_TAG_N0 + i, 0, seq));
+		if (err) {
+			shca_st_fail(st, "neighbour %d: post failed: %d", i,
+				     err);
+			break;
+		}
+		atomic_inc(&st->posted[i]);
+	}
+	atomic_inc(&st->threads_done);
+	wake_up_all(&st->wait);
+	return 0;
+}
+
+static int shca_st_new_victim(struct shca_st *st, u32 reuse_qpn)
+{
+	struct shca_tq *v = st->v;
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.send_cq = st->cq,
+		.recv_cq = st->cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.port_num = 1,
+	};
+	struct ib_qp *qp;
+
+	/* Have the device reissue the last victim's QPN at once. */
+	if (reuse_qpn)
+		shca_hw_set_next_qpn(to_shca_dev(st->dev)->hw, reuse_qpn);
+	qp = ib_create_qp(v->pd, &init);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	v->qp = qp;
+	return 0;
+}
+
+/* The victims: one epoch after another, each torn down mid-traffic. */
+static int shca_st_victims(void *arg)
+{
+	struct shca_st *st = arg;
+	struct shca_hw *hw = to_shca_dev(st->dev)->hw;
+	struct shca_hw_window *fence, *publish;
+	unsigned long end = jiffies + SHCA_ST_SECONDS * HZ;
+	struct rnd_state rnd;
+	u32 epoch, seq, qpn = 0;
+	bool paused;
+	int err = 0;
+
+	fence = shca_hw_window(hw, SHCA_WIN_FENCE_SWEEP);
+	publish = shca_hw_window(hw, SHCA_WIN_CQE_PUBLISH);
+	prandom_seed_state(&rnd, 0xdead5eed);
+	for (epoch = 1; epoch < SHCA_ST_MAX_EPOCHS && !READ_ONCE(st->stop) &&
+	     (time_before(jiffies, end) || epoch <= SHCA_ST_MIN_EPOCHS);
+	     epoch++) {
+		if (!st->v->qp) {
+			err = shca_st_new_victim(st, qpn);
+			if (err)
+				break;
+		}
+		err = shca_test_to_rts(st->v, st->v);
+		if (err)
+			break;
+		qpn = st->v->qp->qp_num;
+		st->victim_qp[epoch] = st->v->qp;
+
+		/* Widen the windows, differently each epoch. */
+		WRITE_ONCE(fence->delay_us, prandom_u32_state(&rnd) % 400);
+		WRITE_ONCE(publish->delay_us, epoch % 3 ? 0 : 20);
+		paused = epoch % 5 == 0;
+		if (paused)
+			shca_hw_engine_pause(hw, true);
+		for (seq = 0; seq < SHCA_ST_VICTIM_MSGS && !err; seq++)
+			err = shca_td_msg(st->v, SHCA_TD_ID(SHCA_TD_V, epoch,
+							    seq));
+		if (!err && prandom_u32_state(&rnd) % 2)
+			usleep_range(10, 200);
+		if (!err)
+			err = shca_rt_teardown(st->v->qp, st->reset);
+		if (paused)
+			shca_hw_engine_pause(hw, false);
+		if (err)
+			break;
+		if (!st->reset)
+			st->v->qp = NULL;
+		/* Every completion of this epoch polled from now on is a bug. */
+		atomic_set_release(&st->done_epoch, epoch);
+		st->epochs = epoch;
+	}
+	if (err)
+		shca_st_fail(st, "victim epoch %u: %d", epoch, err);
+	WRITE_ONCE(fence->delay_us, 0);
+	WRITE_ONCE(publish->delay_us, 0);
+	WRITE_ONCE(st->victims_done, true);
+	atomic_inc(&st->threads_done);
+	wake_up_all(&st->wait);
+	return 0;
+}
+
+static void shca_st_check(struct shca_st *st, const struct ib_wc *wc,
+			  u32 done)
+{
+	u32 tag = SHCA_TD_TAG(wc->wr_id), seq = SHCA_TD_SEQ(wc->wr_id);
+	u32 epoch = SHCA_TD_EPOCH(wc->wr_id), i, bit;
+	bool recv = wc->opcode & IB_WC_RECV;
+
+	if (tag == SHCA_TD_V) {
+		st->victim_polled++;
+		if (epoch <= done) {
+			shca_st_fail(st, "victim %#llx polled after epoch %u's teardown returned",
+				     wc->wr_id, done);
+			return;
+		}
+		if (epoch >= SHCA_ST_MAX_EPOCHS || seq >= SHCA_ST_VICTIM_MSGS ||
+		    wc->qp != st->victim_qp[epoch]) {
+			shca_st_fail(st, "victim %#llx given to the wrong QP",
+				     wc->wr_id);
+			return;
+		}
+		bit = (epoch * 2 + recv) * SHCA_ST_VICTIM_MSGS + seq;
+		if (test_and_set_bit(bit, st->seen))
+			shca_st_fail(st, "victim %#llx polled twice", wc->wr_id);
+		return;
+	}
+	i = tag - SHCA_ST_TAG_N0;
+	if (i >= SHCA_ST_NEIGHBOURS || wc->qp != st->n[i]->qp ||
+	    wc->status != IB_WC_SUCCESS) {
+		shca_st_fail(st, "bad completion %#llx status %d", wc->wr_id,
+			     wc->status);
+		return;
+	}
+	st->polled++;
+	if (recv) {
+		if (seq != atomic_read(&st->received[i]))
+			shca_st_fail(st, "neighbour %u: receive %u, not %u",
+				     i, seq, atomic_read(&st->received[i]));
+		atomic_inc(&st->received[i]);
+		wake_up_all(&st->wait);
+	} else {
+		if (seq != st->next_send[i])
+			shca_st_fail(st, "neighbour %u: send %u, not %u", i,
+				     seq, st->next_send[i]);
+		st->next_send[i]++;
+	}
+}
+
+static bool shca_st_drained(struct shca_st *st)
+{
+	int i;
+
+	for (i = 0; i < SHCA_ST_NEIGHBOURS; i++)
+		if (atomic_read(&st->received[i]) !=
+		    atomic_read(&st->posted[i]) ||
+		    st->next_send[i] != atomic_read(&st->posted[i]))
+			return false;
+	return true;
+}
+
+static void shca_st_stop(void *arg)
+{
+	struct shca_st *st = arg;
+
+	WRITE_ONCE(st->stop, true);
+	wake_up_all(&st->wait);
+	wait_event(st->wait, atomic_read(&st->threads_done) ==
+		   SHCA_ST_NEIGHBOURS + 1);
+}
+
+static void shca_test_teardown_stress(struct kunit *test)
+{
+	const bool *reset = test->param_value;
+	struct shca_st *st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	struct ib_device *dev, *unused;
+	unsigned long drain_end = 0;
+	struct task_struct *t;
+	struct rnd_state rnd;
+	struct ib_wc wc[16];
+	u64 swept, stray;
+	int i, got;
+	u32 done;
+
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	st->test = test;
+	st->reset = *reset;
+	init_waitqueue_head(&st->wait);
+	shca_test_devices(test, false, &dev, &unused);
+	st->dev = dev;
+	st->cq = shca_test_cq_new(test, dev, 1024);
+	for (i = 0; i < SHCA_ST_NEIGHBOURS; i++) {
+		st->n[i] = shca_test_tq_new(test);
+		shca_test_tq_init_on(test, st->n[i], dev, IB_QPT_RC, NULL,
+				     st->cq, st->cq, 16);
+		shca_test_connect(test, st->n[i], st->n[i]);
+	}
+	st->v = shca_test_tq_new(test);
+	shca_test_tq_init_on(test, st->v, dev, IB_QPT_RC, NULL, st->cq,
+			     st->cq, 8);
+	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
+	stray = shca_test_drv_counter(dev, SHCA_DRV_CNT_STRAY);
+
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, shca_st_stop,
+							   st));
+	for (i = 0; i < SHCA_ST_NEIGHBOURS; i++) {
+		st->prod[i].st = st;
+		st->prod[i].i = i;
+		t = kthread_run(shca_st_produce, &st->prod[i], "shca_st_n%d",
+				i);
+		if (IS_ERR(t))
+			atomic_inc(&st->threads_done);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	}
+	t = kthread_run(shca_st_victims, st, "shca_st_victims");
+	if (IS_ERR(t))
+		atomic_inc(&st->threads_done);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+
+	/* The consumer: now and then slow, so CQEs wait for the sweep. */
+	prandom_seed_state(&rnd, 0xc0ffee);
+	for (;;) {
+		if (!(prandom_u32_state(&rnd) % 8))
+			usleep_range(100, 1000);
+		/* Read before polling: what it polls came after this. */
+		done = atomic_read_acquire(&st->done_epoch);
+		got = ib_poll_cq(st->cq, ARRAY_SIZE(wc), wc);
+		KUNIT_ASSERT_GE(test, got, 0);
+		for (i = 0; i < got; i++)
+			shca_st_check(st, &wc[i], done);
+		if (got)
+			continue;
+		/* The victims are done: the producers stop, the rest drains. */
+		if (READ_ONCE(st->victims_done) && !READ_ONCE(st->stop)) {
+			WRITE_ONCE(st->stop, true);
+			wake_up_all(&st->wait);
+		}
+		if (atomic_read(&st->threads_done) == SHCA_ST_NEIGHBOURS + 1) {
+			if (shca_st_drained(st))
+				break;
+			if (!drain_end) {
+				drain_end = jiffies + 10 * HZ;
+			} else if (time_after(jiffies, drain_end)) {
+				shca_st_fail(st, "neighbour completions lost");
+				break;
+			}
+		}
+		usleep_range(20, 100);
+	}
+
+	kunit_info(test, "%u victims %s; %llu neighbour and %llu victim completions polled; %llu CQEs swept",
+		   st->epochs, st->reset ? "reset" : "destroyed", st->polled,
+		   st->victim_polled,
+		   shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT) - swept);
+	KUNIT_EXPECT_STREQ(test, "", st->failed);
+	KUNIT_EXPECT_GE(test, st->epochs, SHCA_ST_MIN_EPOCHS);
+	KUNIT_EXPECT_GT(test, shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT),
+			swept);
+	KUNIT_EXPECT_EQ(test, stray,
+			shca_test_drv_counter(dev, SHCA_DRV_CNT_STRAY));
+}
+
+static struct kunit_case shca_race_cases[] = {
+	KUNIT_CASE_PARAM(shca_test_fence_sweep_window_held, shca_rt_gen_params),
+	KUNIT_CASE_PARAM(shca_test_cqe_publish_window_held,
+			 shca_rt_reset_gen_params),
+	KUNIT_CASE(shca_test_engine_single_step),
+	KUNIT_CASE_PARAM_ATTR(shca_test_teardown_stress,
+			      shca_rt_reset_gen_params,
+			      { .speed = KUNIT_SPEED_SLOW }),
+	{}
+};
+
+static struct kunit_suite shca_race_suite = {
+	.name = "shca_teardown_race",
+	.test_cases = shca_race_cases,
+};
+
+kunit_test_suites(&shca_race_suite);
