@@ -110,18 +110,21 @@ static struct shca_rt_async *shca_rt_async(struct kunit *test,
 struct shca_rt_param {
 	enum ib_qp_type type;
 	bool reset;
+	bool split;
 };
 
 static const struct shca_rt_param shca_rt_params[] = {
-	{ IB_QPT_RC, false }, { IB_QPT_RC, true },
-	{ IB_QPT_UD, false }, { IB_QPT_UD, true },
+	{ IB_QPT_RC, false, false }, { IB_QPT_RC, true, false },
+	{ IB_QPT_UD, false, false }, { IB_QPT_UD, true, false },
+	{ IB_QPT_RC, false, true }, { IB_QPT_RC, true, true },
 };
 
 static void shca_rt_param_desc(const struct shca_rt_param *p, char *desc)
 {
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s_%s",
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s_%s_%s",
 		 p->type == IB_QPT_RC ? "rc" : "ud",
-		 p->reset ? "reset" : "destroy");
+		 p->reset ? "reset" : "destroy",
+		 p->split ? "split_cqs" : "shared_cq");
 }
 
 KUNIT_ARRAY_PARAM(shca_rt, shca_rt_params, shca_rt_param_desc);
@@ -137,14 +140,16 @@ static void shca_test_fence_sweep_window_held(struct kunit *test)
 	struct shca_tq *v = shca_test_tq_new(test), *n = shca_test_tq_new(test);
 	struct shca_hw_window *win;
 	struct shca_rt_async *a;
-	struct ib_cq *cq, *rcq;
+	struct ib_cq *scq, *rcq;
 	struct ib_device *dev;
-	struct ib_wc *wc;
+	struct ib_wc wc[2];
 	u64 swept;
 
-	dev = shca_td_bench(test, p->type, false, NULL, v, n, &cq, &rcq);
-	shca_td_msgs(test, n, SHCA_TD_N, 0, 3, cq, 6);
-	shca_td_msgs(test, v, SHCA_TD_V, 0, 3, cq, 12);
+	dev = shca_td_bench(test, p->type, p->split, NULL, v, n, &scq, &rcq);
+	shca_td_msgs(test, n, SHCA_TD_N, 0, 3, NULL, 0);
+	shca_td_wait(test, scq, rcq, 3);
+	shca_td_msgs(test, v, SHCA_TD_V, 0, 3, NULL, 0);
+	shca_td_wait(test, scq, rcq, 6);
 	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
 
 	win = shca_rt_arm(test, dev, SHCA_WIN_FENCE_SWEEP, v->qp->qp_num);
@@ -153,10 +158,15 @@ static void shca_test_fence_sweep_window_held(struct kunit *test)
 							 SHCA_RT_HOLD_WAIT));
 
 	/* In the window: the victim is fenced, its CQEs still there. */
-	shca_td_msgs(test, n, SHCA_TD_N, 3, 3, cq, 18);
-	wc = kunit_kcalloc(test, 2, sizeof(*wc), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, wc);
-	KUNIT_ASSERT_EQ(test, 2, ib_poll_cq(cq, 2, wc));
+	shca_td_msgs(test, n, SHCA_TD_N, 3, 3, NULL, 0);
+	shca_td_wait(test, scq, rcq, 9);
+	/* The consumer polls the neighbour's first message meanwhile. */
+	if (scq == rcq) {
+		KUNIT_ASSERT_EQ(test, 2, ib_poll_cq(scq, 2, wc));
+	} else {
+		KUNIT_ASSERT_EQ(test, 1, ib_poll_cq(scq, 1, &wc[0]));
+		KUNIT_ASSERT_EQ(test, 1, ib_poll_cq(rcq, 1, &wc[1]));
+	}
 	shca_td_expect_stream(test, wc, 2, SHCA_TD_N, false, 0, 1);
 	shca_td_expect_stream(test, wc, 2, SHCA_TD_N, true, 0, 1);
 	KUNIT_EXPECT_FALSE(test, completion_done(&a->done));
@@ -171,10 +181,7 @@ static void shca_test_fence_sweep_window_held(struct kunit *test)
 		v->qp = NULL;
 	KUNIT_EXPECT_EQ(test, swept + 6,
 			shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT));
-	wc = shca_td_poll_all(test, cq, 10);
-	shca_td_expect_stream(test, wc, 10, SHCA_TD_N, false, 1, 5);
-	shca_td_expect_stream(test, wc, 10, SHCA_TD_N, true, 1, 5);
-	shca_td_expect_none(test, wc, 10, SHCA_TD_V);
+	shca_td_expect_neighbour(test, scq, rcq, 1, 5);
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&win->timeouts));
 }
 

@@ -55,9 +55,15 @@ void shca_td_msgs(struct kunit *test, struct shca_tq *tq, u32 tag, u32 first,
 		shca_test_wait_cqes(test, cq, cqes);
 }
 
-/* Wait until @msgs messages have both their CQEs in the rings. */
-static void shca_td_wait(struct kunit *test, struct ib_cq *scq,
-			 struct ib_cq *rcq, u32 msgs)
+/**
+ * shca_td_wait() - wait until messages have both their CQEs in the rings
+ * @test: the test
+ * @scq: the send CQ
+ * @rcq: the receive CQ, maybe @scq
+ * @msgs: how many messages
+ */
+void shca_td_wait(struct kunit *test, struct ib_cq *scq, struct ib_cq *rcq,
+		  u32 msgs)
 {
 	if (scq == rcq) {
 		shca_test_wait_cqes(test, scq, 2 * msgs);
@@ -208,9 +214,17 @@ static void shca_td_interleave(struct kunit *test, struct shca_tq *v,
 	}
 }
 
-/* The neighbour's @count messages, nothing of the victim, nothing more. */
-static void shca_td_expect_neighbour(struct kunit *test, struct ib_cq *scq,
-				     struct ib_cq *rcq, u32 first, u32 count)
+/**
+ * shca_td_expect_neighbour() - poll the neighbour's messages, and no more
+ * @test: the test
+ * @scq: the send CQ
+ * @rcq: the receive CQ, maybe @scq
+ * @first: the first sequence number due
+ * @count: how many messages: each exactly once, in order; nothing of the
+ *	victim, nothing more
+ */
+void shca_td_expect_neighbour(struct kunit *test, struct ib_cq *scq,
+			      struct ib_cq *rcq, u32 first, u32 count)
 {
 	struct ib_wc *wc;
 
