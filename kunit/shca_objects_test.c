@@ -14,55 +14,6 @@
 #include "shca.h"
 #include "shca_test.h"
 
-/* An SRQ and what its event handler saw. */
-struct shca_ot_srq {
-	struct ib_pd *pd;
-	struct ib_srq *srq;
-	unsigned long events;
-};
-
-static void shca_ot_srq_event(struct ib_event *ev, void *ctx)
-{
-	struct shca_ot_srq *s = ctx;
-
-	set_bit(ev->event, &s->events);
-}
-
-static void shca_ot_srq_free(void *ctx)
-{
-	struct shca_ot_srq *s = ctx;
-
-	if (!IS_ERR_OR_NULL(s->srq))
-		ib_destroy_srq(s->srq);
-	if (!IS_ERR_OR_NULL(s->pd))
-		ib_dealloc_pd(s->pd);
-}
-
-static struct shca_ot_srq *shca_ot_srq(struct kunit *test,
-				       struct ib_device *dev, u32 wr,
-				       u32 limit, u32 sge)
-{
-	struct shca_ot_srq *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	struct ib_srq_init_attr init = {
-		.event_handler = shca_ot_srq_event,
-		.srq_context = s,
-		.attr = { .max_wr = wr, .max_sge = sge, .srq_limit = limit },
-		.srq_type = IB_SRQT_BASIC,
-	};
-	int err;
-
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	err = kunit_add_action_or_reset(test, shca_ot_srq_free, s);
-	KUNIT_ASSERT_EQ(test, 0, err);
-	s->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(s->pd));
-	init.srq_type = IB_SRQT_BASIC;
-	s->srq = ib_create_srq(s->pd, &init);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(s->srq));
-	KUNIT_EXPECT_EQ(test, wr, init.attr.max_wr);
-	return s;
-}
-
 static void shca_test_srq_shared_by_two_qps(struct kunit *test)
 {
 	struct shca_tq *a1 = shca_test_tq_new(test);
@@ -72,12 +23,12 @@ static void shca_test_srq_shared_by_two_qps(struct kunit *test)
 	const struct ib_recv_wr *bad;
 	struct ib_recv_wr rwr = {};
 	struct ib_device *da, *db;
-	struct shca_ot_srq *s;
+	struct shca_test_srq *s;
 	struct ib_wc wc[2];
 	int i, err;
 
 	shca_test_devices(test, true, &da, &db);
-	s = shca_ot_srq(test, db, 8, 0, 1);
+	s = shca_test_srq_new(test, db, 8, 0, 1);
 	shca_test_tq_init(test, a1, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, a2, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b1, db, IB_QPT_RC, s->srq, 16, 8);
@@ -115,11 +66,11 @@ static void shca_test_srq_full_and_recycled(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_device *da, *db;
-	struct shca_ot_srq *s;
+	struct shca_test_srq *s;
 	int i, err;
 
 	shca_test_devices(test, false, &da, &db);
-	s = shca_ot_srq(test, db, 4, 0, 1);
+	s = shca_test_srq_new(test, db, 4, 0, 1);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
 	shca_test_connect(test, a, b);
@@ -141,11 +92,11 @@ static void shca_test_srq_limit_event(struct kunit *test)
 	struct ib_srq_attr attr = { .srq_limit = 3 };
 	unsigned long end = jiffies + 5 * HZ;
 	struct ib_device *da, *db;
-	struct shca_ot_srq *s;
+	struct shca_test_srq *s;
 	int i, err;
 
 	shca_test_devices(test, false, &da, &db);
-	s = shca_ot_srq(test, db, 8, 0, 1);
+	s = shca_test_srq_new(test, db, 8, 0, 1);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
 	shca_test_connect(test, a, b);
@@ -187,13 +138,13 @@ static void shca_test_srq_scatters_over_sges(struct kunit *test)
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	const struct ib_recv_wr *bad;
 	struct ib_device *da, *db;
-	struct shca_ot_srq *s;
+	struct shca_test_srq *s;
 	struct ib_sge sge[2];
 	struct ib_recv_wr wr = { .wr_id = 5, .sg_list = sge, .num_sge = 2 };
 	int err, i;
 
 	shca_test_devices(test, false, &da, &db);
-	s = shca_ot_srq(test, db, 8, 0, 2);
+	s = shca_test_srq_new(test, db, 8, 0, 2);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
 	shca_test_connect(test, a, b);
@@ -217,11 +168,11 @@ static void shca_test_srq_last_wqe(struct kunit *test)
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_device *da, *db;
-	struct shca_ot_srq *s;
+	struct shca_test_srq *s;
 	int err;
 
 	shca_test_devices(test, false, &da, &db);
-	s = shca_ot_srq(test, db, 8, 0, 1);
+	s = shca_test_srq_new(test, db, 8, 0, 1);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
 	shca_test_connect(test, a, b);

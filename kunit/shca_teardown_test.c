@@ -314,42 +314,6 @@ static void shca_test_destroy_flushes_then_sweeps(struct kunit *test)
 	shca_td_expect_neighbour(test, scq, rcq, 0, 4);
 }
 
-static void shca_td_srq_free(void *srq)
-{
-	struct ib_pd *pd = ((struct ib_srq *)srq)->pd;
-
-	ib_destroy_srq(srq);
-	ib_dealloc_pd(pd);
-}
-
-/**
- * shca_td_srq() - an SRQ, and its PD, for the rest of the test
- * @test: the test
- * @dev: the device
- * @wr: its depth
- *
- * Return: the SRQ.
- */
-struct ib_srq *shca_td_srq(struct kunit *test, struct ib_device *dev, u32 wr)
-{
-	struct ib_srq_init_attr init = {
-		.attr = { .max_wr = wr, .max_sge = 1 },
-		.srq_type = IB_SRQT_BASIC,
-	};
-	struct ib_srq *srq;
-	struct ib_pd *pd;
-
-	pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
-	srq = ib_create_srq(pd, &init);
-	if (IS_ERR(srq))
-		ib_dealloc_pd(pd);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(srq));
-	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, shca_td_srq_free, srq));
-	return srq;
-}
-
 /* The SRQ WQEs the victim's swept receives name go back to the SRQ. */
 static void shca_test_destroy_returns_srq_wqes(struct kunit *test)
 {
@@ -363,7 +327,7 @@ static void shca_test_destroy_returns_srq_wqes(struct kunit *test)
 	int j;
 
 	shca_test_devices(test, false, &dev, &unused);
-	srq = shca_td_srq(test, dev, 8);
+	srq = shca_test_srq_new(test, dev, 8, 0, 1)->srq;
 	ssrq = to_shca_srq(srq);
 	shca_td_bench(test, IB_QPT_RC, false, srq, v, n, &scq, &rcq);
 	for (i = 0; i < 8; i++)

@@ -35,6 +35,5 @@ void shca_td_wait(struct kunit *test, struct ib_cq *scq, struct ib_cq *rcq,
 		  u32 msgs);
 void shca_td_expect_neighbour(struct kunit *test, struct ib_cq *scq,
 			      struct ib_cq *rcq, u32 first, u32 count);
-struct ib_srq *shca_td_srq(struct kunit *test, struct ib_device *dev, u32 wr);
 
 #endif /* SHCA_TEARDOWN_TEST_H */

@@ -59,6 +59,18 @@ struct shca_tq {
 	u8 retry_cnt;
 };
 
+/**
+ * struct shca_test_srq - an SRQ and what its event handler saw
+ * @pd: its PD
+ * @srq: the SRQ
+ * @events: bitmap of the events seen, by enum ib_event_type
+ */
+struct shca_test_srq {
+	struct ib_pd *pd;
+	struct ib_srq *srq;
+	unsigned long events;
+};
+
 struct net_device *shca_test_alloc_netdev(struct kunit *test);
 struct net_device *shca_test_netdev(struct kunit *test);
 struct ib_device *shca_test_add(struct kunit *test, const char *name,
@@ -95,5 +107,8 @@ int shca_test_post_send(struct shca_tq *tq, struct shca_tq *peer,
 enum ib_qp_state shca_test_qp_state(struct shca_tq *tq);
 u64 shca_test_counter(struct ib_device *dev, enum shca_hw_counter counter);
 struct shca_tq *shca_test_tq_new(struct kunit *test);
+struct shca_test_srq *shca_test_srq_new(struct kunit *test,
+					struct ib_device *dev, u32 wr,
+					u32 limit, u32 sge);
 
 #endif /* SHCA_TEST_H */

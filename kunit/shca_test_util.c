@@ -626,6 +626,57 @@ u64 shca_test_counter(struct ib_device *dev, enum shca_hw_counter counter)
 	return cmd.out.counters[counter];
 }
 
+static void shca_test_srq_event(struct ib_event *ev, void *ctx)
+{
+	struct shca_test_srq *s = ctx;
+
+	set_bit(ev->event, &s->events);
+}
+
+static void shca_test_srq_free(void *ctx)
+{
+	struct shca_test_srq *s = ctx;
+
+	if (!IS_ERR_OR_NULL(s->srq))
+		ib_destroy_srq(s->srq);
+	if (!IS_ERR_OR_NULL(s->pd))
+		ib_dealloc_pd(s->pd);
+}
+
+/**
+ * shca_test_srq_new() - an SRQ on a PD of its own, until the test ends
+ * @test: the test
+ * @dev: the device
+ * @wr: its depth; the depth granted must be the same
+ * @limit: its limit, or 0
+ * @sge: SGEs per WQE
+ *
+ * Return: the SRQ, its PD, and the events its handler will see.
+ */
+struct shca_test_srq *shca_test_srq_new(struct kunit *test,
+					struct ib_device *dev, u32 wr,
+					u32 limit, u32 sge)
+{
+	struct shca_test_srq *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	struct ib_srq_init_attr init = {
+		.event_handler = shca_test_srq_event,
+		.srq_context = s,
+		.attr = { .max_wr = wr, .max_sge = sge, .srq_limit = limit },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	err = kunit_add_action_or_reset(test, shca_test_srq_free, s);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	s->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(s->pd));
+	s->srq = ib_create_srq(s->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(s->srq));
+	KUNIT_EXPECT_EQ(test, wr, init.attr.max_wr);
+	return s;
+}
+
 /**
  * shca_test_tq_new() - memory for one end, freed when the test ends
  * @test: the test

@@ -207,38 +207,37 @@ static bool shca_hw_cq_overflow(struct shca_hw_cq *cq)
  * A full ring is an overflow: the CQE is lost, the CQ goes to error and
  * the CQ error event is raised, once.
  *
- * The body goes into the ring first, then, after the CQE publish window,
- * the owner byte.  One writer at a time per CQ, so CQEs are published in
- * ring order: an entry is never valid while one before it is not.  The
- * driver's sweep relies on that.  May sleep (in the window).
+ * One writer at a time per CQ, body then owner byte, so CQEs are
+ * published in ring order: an entry is never valid while one before it is
+ * not.  The driver's sweep relies on that.  When the CQE publish window is
+ * open, the body goes into the ring, the CQ is let go and the writer
+ * sleeps in the window before it writes the owner byte.
  */
 void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 		      bool solicited)
 {
 	struct shca_hw *hw = cq->hw;
+	struct shca_hw_window *win = &hw->windows[SHCA_WIN_CQE_PUBLISH];
 	struct shca_hw_cqe *slot;
 	unsigned long flags;
-	u32 ring_gen;
 
 	might_sleep();
 	mutex_lock(&cq->write_mutex);
 	spin_lock_irqsave(&cq->lock, flags);
 	if (shca_hw_cq_overflow(cq))
 		goto out;
-	ring_gen = cq->ring_gen;
-	memcpy(&cq->ring[cq->pi & ((1U << cq->log_depth) - 1)], cqe,
-	       offsetof(struct shca_hw_cqe, owner));
-	spin_unlock_irqrestore(&cq->lock, flags);
-
-	shca_hw_window_pass(&hw->windows[SHCA_WIN_CQE_PUBLISH], cqe->qpn);
-
-	spin_lock_irqsave(&cq->lock, flags);
-	/* A resize meanwhile moved the ring, and may have shrunk it. */
-	if (cq->ring_gen != ring_gen && shca_hw_cq_overflow(cq))
-		goto out;
+	if (shca_hw_window_enter(win, cqe->qpn)) {
+		memcpy(&cq->ring[cq->pi & ((1U << cq->log_depth) - 1)], cqe,
+		       offsetof(struct shca_hw_cqe, owner));
+		spin_unlock_irqrestore(&cq->lock, flags);
+		shca_hw_window_wait(win);
+		spin_lock_irqsave(&cq->lock, flags);
+		/* A resize meanwhile moved the ring, and may have shrunk it. */
+		if (shca_hw_cq_overflow(cq))
+			goto out;
+	}
 	slot = &cq->ring[cq->pi & ((1U << cq->log_depth) - 1)];
-	if (cq->ring_gen != ring_gen)
-		memcpy(slot, cqe, offsetof(struct shca_hw_cqe, owner));
+	memcpy(slot, cqe, offsetof(struct shca_hw_cqe, owner));
 	dma_wmb();
 	WRITE_ONCE(slot->owner, !((cq->pi >> cq->log_depth) & 1));
 	cq->pi++;
@@ -386,7 +385,6 @@ static enum shca_hw_status shca_hw_resize_cq(struct shca_hw *hw,
 	}
 	WRITE_ONCE(in->dbrec->ci, 0);
 	cq->ring = in->ring;
-	cq->ring_gen++;
 	cq->dbrec = in->dbrec;
 	cq->log_depth = in->log_depth;
 	cq->pi = n;

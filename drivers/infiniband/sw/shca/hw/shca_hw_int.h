@@ -78,7 +78,6 @@ struct shca_hw_mpt {
  * @lock: guards the ring, the indices and the arm state
  * @write_mutex: one CQE writer at a time, from body to owner byte
  * @ring: CQEs, as the driver gave them
- * @ring_gen: bumped when a resize replaces @ring
  * @log_depth: log2 of the number of CQEs
  * @dbrec: the driver's doorbell record
  * @pi: producer index
@@ -97,7 +96,6 @@ struct shca_hw_cq {
 	spinlock_t lock;	/* guards ring, indices, arming */
 	struct mutex write_mutex; /* one CQE writer: in-order publication */
 	struct shca_hw_cqe *ring;
-	u32 ring_gen;
 	u32 log_depth;
 	struct shca_hw_cq_dbrec *dbrec;
 	u32 pi;
@@ -314,6 +312,8 @@ void shca_hw_eq_fini(struct shca_hw *hw);
 
 /* shca_hw_window.c */
 void shca_hw_windows_init(struct shca_hw *hw);
+bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
+void shca_hw_window_wait(struct shca_hw_window *win);
 
 /* shca_hw_qp.c */
 enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw,

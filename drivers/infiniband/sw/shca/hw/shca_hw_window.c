@@ -9,7 +9,8 @@
  * the test releases it.  Holding a window open turns a race a test would
  * otherwise hope to hit into a sequence it controls.
  *
- * Passes sleep, holding no spinlock, so a held window never stops a CPU.
+ * A pass that waits sleeps, holding no spinlock, so a held window never
+ * stops a CPU; a pass through an idle window costs a counter.
  * It does stop whatever waits for the pass: a held CQE write keeps every
  * other writer to that CQ waiting (CQEs are published in order), and with
  * them the execution units and commands that write to it.  A hold nobody
@@ -53,24 +54,39 @@ struct shca_hw_window *shca_hw_window(struct shca_hw *hw,
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_window);
 
 /**
- * shca_hw_window_pass() - go through a race window
+ * shca_hw_window_enter() - count a pass and say whether it must wait
  * @win: the window
  * @qpn: the QP the pass is for
  *
- * Sleeps the window's delay, and stops here if the window is armed, until
- * shca_hw_window_release().
+ * Cheap, and callable under a spinlock: a caller that gets true drops
+ * its locks and calls shca_hw_window_wait().
+ *
+ * Return: true if the window has a delay or is armed for this pass.
  */
-void shca_hw_window_pass(struct shca_hw_window *win, u32 qpn)
+bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn)
 {
 	u32 filter = READ_ONCE(win->qpn);
+
+	if (filter && filter != qpn)
+		return false;
+	atomic64_inc(&win->passes);
+	return READ_ONCE(win->delay_us) ||
+	       atomic_read(&win->state) == SHCA_HW_WIN_ARMED;
+}
+
+/**
+ * shca_hw_window_wait() - sleep the window's delay, and stop if armed
+ * @win: the window, entered
+ *
+ * A pass stopped here goes on at shca_hw_window_release().
+ */
+void shca_hw_window_wait(struct shca_hw_window *win)
+{
 	u32 delay = min_t(u32, READ_ONCE(win->delay_us),
 			  SHCA_HW_WIN_MAX_DELAY_US);
 	long left;
 
 	might_sleep();
-	if (filter && filter != qpn)
-		return;
-	atomic64_inc(&win->passes);
 	if (delay)
 		fsleep(delay);
 	if (atomic_cmpxchg(&win->state, SHCA_HW_WIN_ARMED,
@@ -85,6 +101,20 @@ void shca_hw_window_pass(struct shca_hw_window *win, u32 qpn)
 		atomic_inc(&win->timeouts);
 		wake_up_all(&win->wait);
 	}
+}
+
+/**
+ * shca_hw_window_pass() - go through a race window
+ * @win: the window
+ * @qpn: the QP the pass is for
+ *
+ * Sleeps the window's delay, and stops here if the window is armed, until
+ * shca_hw_window_release().
+ */
+void shca_hw_window_pass(struct shca_hw_window *win, u32 qpn)
+{
+	if (shca_hw_window_enter(win, qpn))
+		shca_hw_window_wait(win);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_pass);
 
