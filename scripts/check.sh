@@ -3,8 +3,9 @@
 #
 # make check: everything, on both kernels.
 #
-#   check.sh            lint; KUnit and integration tests on the debug
-#                       kernel; integration tests on the stock kernel
+#   check.sh            lint; rdma-core with libshca and the userspace
+#                       unit tests; KUnit and integration tests on the
+#                       debug kernel; integration tests on the stock kernel
 #   check.sh --kunit    KUnit only (debug kernel)
 #   check.sh --itest    integration tests only (both kernels)
 #
@@ -70,6 +71,29 @@ if [ $do_itest -eq 1 ] && [[ " $kernels " == *" stock "* ]]; then
 fi
 
 mkdir -p "$SHCA_TOP/out"
+
+# The userspace side: rdma-core with libshca and the userspace tests; the
+# CQ sweep libshca shares with the kernel is unit-tested here, on the host.
+if [ $do_lint -eq 1 ] || [ $do_itest -eq 1 ]; then
+	if "$SHCA_TOP/scripts/build-user.sh" > "$SHCA_TOP/out/build-user.log" 2>&1; then
+		record "build: rdma-core with libshca, userspace tests" PASS
+		"$SHCA_TOP/out/user/cq_sweep_test" > "$SHCA_TOP/out/cq_sweep.txt" 2>&1
+		urc=$?
+		while read -r st name; do
+			case $st in
+			ok) record "user: cq_sweep $name" PASS ;;
+			not) record "user: cq_sweep ${name#ok }" FAIL ;;
+			esac
+		done < "$SHCA_TOP/out/cq_sweep.txt"
+		if [ $urc -ne 0 ] && ! grep -q '^not ok' "$SHCA_TOP/out/cq_sweep.txt"; then
+			record "user: cq_sweep (exit status $urc)" FAIL
+		fi
+	else
+		tail -n 30 "$SHCA_TOP/out/build-user.log"
+		record "build: rdma-core with libshca, userspace tests" FAIL
+		finish
+	fi
+fi
 
 # Lint, which also builds the module for the debug kernel under sparse.
 if [ $do_lint -eq 1 ]; then

@@ -47,3 +47,56 @@ wait_for() {
 	done
 	return 1
 }
+
+# use_rdma_core: put the rdma-core build (libibverbs, librdmacm, libshca
+# and the ibv_* tools, from scripts/build-rdma-core.sh, which check.sh
+# records in out/rdma-core-build) first in the paths.  Debian's perftest
+# binaries run against it through LD_LIBRARY_PATH.
+use_rdma_core() {
+	local b
+	b=$(cat "$SHCA_TOP/out/rdma-core-build" 2>/dev/null) ||
+		fail "no rdma-core build recorded; run scripts/build-rdma-core.sh"
+	[ -x "$b/bin/ibv_devices" ] || fail "no rdma-core build in $b"
+	export RDMA_CORE_BUILD=$b
+	export LD_LIBRARY_PATH=$b/lib PATH=$b/bin:$PATH
+	export PYTHONPATH=$b/python
+}
+
+# two_devices: shca0 and shca1 on dummy netdevs with IPv4 addresses; GID
+# index 3 is each one's RoCE v2 address (::ffff:10.11.N.1).
+two_devices() {
+	mkdummy shca_d0
+	mkdummy shca_d1
+	ip addr add 10.11.0.1/24 dev shca_d0
+	ip addr add 10.11.1.1/24 dev shca_d1
+	rdma link add shca0 type shca netdev shca_d0
+	rdma link add shca1 type shca netdev shca_d1
+	wait_for grep -q ffff:0a0b:0001 \
+		/sys/class/infiniband/shca0/ports/1/gids/3 ||
+		fail "shca0 has no IPv4 GID"
+	wait_for grep -q ffff:0a0b:0101 \
+		/sys/class/infiniband/shca1/ports/1/gids/3 ||
+		fail "shca1 has no IPv4 GID"
+}
+
+# wait_listen PORT: until something listens on TCP PORT.
+wait_listen() {
+	wait_for bash -c "ss -ltn | grep -q ':$1 '"
+}
+
+# pair NAME SERVER_CMD CLIENT_CMD: run a server and its client (the client
+# once the server listens on $PORT, default 18515), each under a timeout;
+# both must succeed.  Their output goes to $SHCA_OUT/NAME.{server,client}.
+pair() {
+	local name=$1 srv=$2 cli=$3 port=${PORT:-18515} spid rc=0
+	timeout 120 bash -c "$srv" > "$SHCA_OUT/$name.server" 2>&1 &
+	spid=$!
+	wait_listen "$port" || { kill $spid; fail "$name: server never listened"; }
+	timeout 120 bash -c "$cli" > "$SHCA_OUT/$name.client" 2>&1 || rc=$?
+	wait $spid || rc=$((rc ? rc : $?))
+	if [ $rc -ne 0 ]; then
+		tail -n 5 "$SHCA_OUT/$name.server" "$SHCA_OUT/$name.client" >&2
+		fail "$name: exit status $rc"
+	fi
+	echo "$name: ok ($(tail -n 1 "$SHCA_OUT/$name.client"))"
+}

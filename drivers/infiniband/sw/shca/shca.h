@@ -24,8 +24,6 @@
 
 #include "hw/shca_hw.h"
 
-#define SHCA_UVERBS_ABI_VERSION	1
-
 /**
  * enum shca_drv_counter - what the driver counts, after the device's own
  * counters in "rdma statistic"
@@ -87,6 +85,24 @@ struct shca_dev {
 };
 
 /**
+ * struct shca_ucontext - a process's context on the device
+ * @ibuc: ib_core's part
+ */
+struct shca_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+/**
+ * struct shca_mmap_entry - a ring buffer a process may map
+ * @rdma_entry: ib_core's part: the offset, valid on one context only
+ * @buf: the buffer, from shca_buf_alloc()
+ */
+struct shca_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	void *buf;
+};
+
+/**
  * struct shca_pd - a protection domain
  * @ibpd: the ib_core object; first, as INIT_RDMA_OBJ_SIZE requires
  * @pdn: the device's number for it
@@ -116,6 +132,8 @@ struct shca_ah {
  * @ci: consumer index
  * @dbrec: the doorbell record the device reads @ci from
  * @buf: the memory of @ring and @dbrec
+ * @mmap: for a process's object, its buffer's mmap entry; else NULL
+ * @user: a process's object: the process owns the rings and indices
  * @ref: held by the interrupt handler while it calls into the consumer
  * @free: completed when @ref drops to zero
  */
@@ -128,6 +146,8 @@ struct shca_cq {
 	u32 ci;
 	struct shca_hw_cq_dbrec *dbrec;
 	void *buf;
+	struct rdma_user_mmap_entry *mmap;
+	bool user;
 	refcount_t ref;
 	struct completion free;
 };
@@ -160,6 +180,8 @@ struct shca_wq {
  * @rq: the receive queue, unless the QP uses an SRQ
  * @dbrec: the doorbell record
  * @buf: the memory of both rings and @dbrec
+ * @mmap: for a process's object, its buffer's mmap entry; else NULL
+ * @user: a process's object: the process owns the rings and indices
  * @max_send_sge: SGEs per send
  * @max_recv_sge: SGEs per receive
  * @max_inline: inline bytes per send
@@ -177,6 +199,8 @@ struct shca_qp {
 	struct shca_wq rq;
 	struct shca_hw_qp_dbrec *dbrec;
 	void *buf;
+	struct rdma_user_mmap_entry *mmap;
+	bool user;
 	u32 max_send_sge;
 	u32 max_recv_sge;
 	u32 max_inline;
@@ -195,6 +219,8 @@ struct shca_qp {
  * @pi: producer index of @index_ring
  * @dbrec: the doorbell record
  * @buf: the memory of all three
+ * @mmap: for a process's object, its buffer's mmap entry; else NULL
+ * @user: a process's object: the process owns the rings and indices
  * @free_slots: stack of slot numbers not posted
  * @nr_free: entries on @free_slots
  * @wrid: the consumer's wr_id of each slot
@@ -212,6 +238,8 @@ struct shca_srq {
 	u32 pi;
 	struct shca_hw_srq_dbrec *dbrec;
 	void *buf;
+	struct rdma_user_mmap_entry *mmap;
+	bool user;
 	u32 *free_slots;
 	u32 nr_free;
 	u64 *wrid;
@@ -241,6 +269,18 @@ struct shca_mr {
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
+}
+
+static inline struct shca_ucontext *
+to_shca_ucontext(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct shca_ucontext, ibuc);
+}
+
+static inline struct shca_mmap_entry *
+to_shca_mmap_entry(struct rdma_user_mmap_entry *e)
+{
+	return container_of(e, struct shca_mmap_entry, rdma_entry);
 }
 
 static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
@@ -316,7 +356,22 @@ void shca_eq_destroy(struct shca_dev *sdev);
 
 /* shca_buf.c */
 void *shca_buf_alloc(size_t ring_bytes, void **dbrec);
+size_t shca_buf_len(size_t ring_bytes);
 void shca_buf_free(void *buf);
+
+/* shca_user.c: what processes see */
+int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void shca_dealloc_ucontext(struct ib_ucontext *ibuc);
+void shca_disassociate_ucontext(struct ib_ucontext *ibuc);
+int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+int shca_udata_cmd(struct shca_dev *sdev, struct ib_udata *udata, void *cmd,
+		   size_t len);
+int shca_udata_resp(struct shca_dev *sdev, struct ib_udata *udata,
+		    void *resp, size_t len);
+struct rdma_user_mmap_entry *shca_mmap_insert(struct ib_udata *udata,
+					      void *buf, size_t len,
+					      u64 *offset);
 
 /* shca_cq.c */
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

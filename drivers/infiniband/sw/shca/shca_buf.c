@@ -39,3 +39,14 @@ void shca_buf_free(void *buf)
 {
 	vfree(buf);
 }
+
+/**
+ * shca_buf_len() - bytes shca_buf_alloc() allocates for a ring
+ * @ring_bytes: bytes of ring
+ *
+ * Return: the ring rounded up to pages, plus the doorbell record page.
+ */
+size_t shca_buf_len(size_t ring_bytes)
+{
+	return PAGE_ALIGN(ring_bytes) + PAGE_SIZE;
+}

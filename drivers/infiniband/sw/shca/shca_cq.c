@@ -18,6 +18,10 @@
 
 #include "shca.h"
 
+/* The sweep shared with libshca, with the kernel's acquire. */
+#define shca_sweep_load_acquire(p) smp_load_acquire(p)
+#include "shca_cq_sweep.h"
+
 static const enum ib_wc_opcode shca_wc_opcode[] = {
 	[SHCA_CQE_SEND]		= IB_WC_SEND,
 	[SHCA_CQE_RDMA_WRITE]	= IB_WC_RDMA_WRITE,
@@ -67,11 +71,48 @@ static void *shca_cq_buf(u32 log_depth, struct shca_hw_cqe **ring,
 	return buf;
 }
 
+/* A process's CQ: check its driver data; map the ring, say where. */
+static int shca_cq_user_init(struct shca_dev *sdev, struct shca_cq *cq,
+			     struct ib_udata *udata)
+{
+	struct shca_create_cq_resp resp = {};
+	struct shca_create_cq_cmd ucmd;
+	size_t ring = sizeof(*cq->ring) << cq->log_depth;
+	int err;
+
+	err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd));
+	if (err)
+		return err;
+	if (ucmd.comp_mask || ucmd.reserved) {
+		shca_dbg(sdev, "CQ: comp_mask %#x, reserved %#x\n",
+			 ucmd.comp_mask, ucmd.reserved);
+		return -EOPNOTSUPP;
+	}
+	cq->mmap = shca_mmap_insert(udata, cq->buf, shca_buf_len(ring),
+				    &resp.mmap_offset);
+	if (IS_ERR(cq->mmap)) {
+		err = PTR_ERR(cq->mmap);
+		cq->mmap = NULL;
+		return err;
+	}
+	resp.mmap_len = shca_buf_len(ring);
+	resp.dbrec_offset = PAGE_ALIGN(ring);
+	resp.cqn = cq->cqn;
+	resp.log_depth = cq->log_depth;
+	err = shca_udata_resp(sdev, udata, &resp, sizeof(resp));
+	if (err) {
+		rdma_user_mmap_entry_remove(cq->mmap);
+		cq->mmap = NULL;
+	}
+	return err;
+}
+
 /**
  * shca_create_cq() - create a completion queue
  * @ibcq: the object ib_core allocated
  * @attr: depth and flags
- * @attrs: userspace attributes; none are taken yet
+ * @attrs: for a process's CQ, struct shca_create_cq_cmd in and
+ *	struct shca_create_cq_resp out; NULL for the kernel's
  *
  * Return: 0 or a negative errno.
  */
@@ -79,15 +120,11 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct uverbs_attr_bundle *attrs)
 {
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
 	struct shca_cq *cq = to_shca_cq(ibcq);
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_CQ };
 	int err;
 
-	if (attrs) {
-		err = shca_check_no_udata(sdev, &attrs->driver_udata);
-		if (err)
-			return err;
-	}
 	if (attr->flags) {
 		shca_dbg(sdev, "unsupported CQ flags %#x\n", attr->flags);
 		return -EOPNOTSUPP;
@@ -103,6 +140,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	spin_lock_init(&cq->lock);
 	refcount_set(&cq->ref, 1);
 	init_completion(&cq->free);
+	cq->user = !!udata;
 	cq->log_depth = shca_cq_log_depth(attr->cqe);
 	cq->buf = shca_cq_buf(cq->log_depth, &cq->ring, &cq->dbrec);
 	if (!cq->buf)
@@ -115,12 +153,20 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		goto err_buf;
 	cq->cqn = cmd.out.num;
+	if (udata) {
+		err = shca_cq_user_init(sdev, cq, udata);
+		if (err)
+			goto err_destroy;
+	}
 	err = xa_insert_irq(&sdev->cqs, cq->cqn, cq, GFP_KERNEL);
 	if (err)
-		goto err_destroy;
+		goto err_mmap;
 	ibcq->cqe = (1 << cq->log_depth) - 1;
 	return 0;
 
+err_mmap:
+	if (cq->mmap)
+		rdma_user_mmap_entry_remove(cq->mmap);
 err_destroy:
 	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_CQ,
 				    .index = cq->cqn };
@@ -157,6 +203,8 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	if (refcount_dec_and_test(&cq->ref))
 		complete(&cq->free);
 	wait_for_completion(&cq->free);
+	if (cq->mmap)
+		rdma_user_mmap_entry_remove(cq->mmap);
 	shca_buf_free(cq->buf);
 	return 0;
 }
@@ -189,6 +237,12 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	err = shca_check_no_udata(sdev, udata);
 	if (err)
 		return err;
+	if (cq->user) {
+		/* The process has the old ring mapped and polls it. */
+		shca_dbg(sdev, "CQ %u: a process's CQ cannot be resized\n",
+			 cq->cqn);
+		return -EOPNOTSUPP;
+	}
 	if (cqe < 1 || cqe > sdev->caps.max_cqe) {
 		shca_dbg(sdev, "bad CQ depth %d\n", cqe);
 		return -EINVAL;
@@ -241,33 +295,22 @@ int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 	return shca_cmd_exec(to_shca_dev(ibcq->device), &cmd);
 }
 
-/* Whether the device has published the CQE at index @idx. */
-static bool shca_cqe_valid(const struct shca_hw_cqe *ring, u32 log_depth,
-			   u32 idx)
-{
-	const struct shca_hw_cqe *cqe = &ring[idx & ((1U << log_depth) - 1)];
-
-	return READ_ONCE(cqe->owner) != ((idx >> log_depth) & 1);
-}
-
 static struct shca_hw_cqe *shca_cq_next(struct shca_cq *cq)
 {
 	lockdep_assert_held(&cq->lock);
-	if (!shca_cqe_valid(cq->ring, cq->log_depth, cq->ci))
+	/* The acquire orders the CQE's body after its owner byte. */
+	if (!shca_cqe_published(cq->ring, cq->log_depth, cq->ci))
 		return NULL;
-	dma_rmb();
 	return &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
 }
 
-static bool shca_cqe_is_srq_recv(const struct shca_hw_cqe *cqe)
+static void shca_cq_sweep_srq_slot(void *srq, u32 slot)
 {
-	return (cqe->flags & SHCA_CQE_F_SRQ) &&
-	       (cqe->opcode == SHCA_CQE_RECV ||
-		cqe->opcode == SHCA_CQE_RECV_RDMA_IMM);
+	shca_srq_free_slot(srq, slot);
 }
 
 /**
- * shca_cq_sweep_ring() - remove one QP's CQEs from a CQ ring
+ * shca_cq_sweep_ring() - remove one QP's CQEs from a kernel CQ ring
  * @ring: the ring
  * @log_depth: log2 of its depth
  * @ci: the consumer index
@@ -275,14 +318,8 @@ static bool shca_cqe_is_srq_recv(const struct shca_hw_cqe *cqe)
  * @srq: the QP's SRQ, which takes back the WQEs its removed receive CQEs
  *	name; or NULL
  *
- * Looks only at the entries from @ci up to the first one the device has
- * not published.  They are the consumer's, so the device writes none of
- * them meanwhile, though it may be writing beyond them.  Walking from the
- * newest to the oldest, each surviving CQE moves up over the removed ones
- * before it: survivors keep their order and contents, each lands in a slot
- * that is already valid for its index so the owner bytes stay as they
- * are, and the holes end up at the old end, below the new consumer index.
- * One pass, no allocation: O(entries looked at).
+ * shca_sweep_cq_ring() (include/shca/shca_cq_sweep.h, shared with libshca)
+ * does the work.
  *
  * Return: the number of CQEs removed; the caller adds it to @ci.
  */
@@ -290,26 +327,8 @@ VISIBLE_IF_KUNIT u32 shca_cq_sweep_ring(struct shca_hw_cqe *ring,
 					u32 log_depth, u32 ci, u32 qpn,
 					struct shca_srq *srq)
 {
-	u32 mask = (1U << log_depth) - 1;
-	u32 n = 0, removed = 0;
-	struct shca_hw_cqe *cqe;
-
-	while (n <= mask && shca_cqe_valid(ring, log_depth, ci + n))
-		n++;
-	/* The bodies are read after the owner bytes that publish them. */
-	dma_rmb();
-	while (n--) {
-		cqe = &ring[(ci + n) & mask];
-		if (cqe->qpn == qpn) {
-			if (srq && shca_cqe_is_srq_recv(cqe))
-				shca_srq_free_slot(srq, cqe->wqe_idx);
-			removed++;
-		} else if (removed) {
-			memcpy(&ring[(ci + n + removed) & mask], cqe,
-			       offsetof(struct shca_hw_cqe, owner));
-		}
-	}
-	return removed;
+	return shca_sweep_cq_ring(ring, log_depth, ci, qpn,
+				  srq ? shca_cq_sweep_srq_slot : NULL, srq);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_cq_sweep_ring);
 
@@ -319,6 +338,9 @@ static void shca_cq_sweep(struct shca_dev *sdev, struct shca_cq *cq, u32 qpn,
 	u32 n;
 
 	lockdep_assert_held(&cq->lock);
+	/* A process's CQ: libshca sweeps it, under its own poll lock. */
+	if (cq->user)
+		return;
 	n = shca_cq_sweep_ring(cq->ring, cq->log_depth, cq->ci, qpn, srq);
 	if (!n)
 		return;
@@ -462,6 +484,11 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	struct shca_qp *qp;
 	int n = 0;
 
+	if (cq->user) {
+		/* Its process polls the mapped ring; the kernel has no wr_ids. */
+		shca_dbg(sdev, "CQ %u: poll through the kernel\n", cq->cqn);
+		return -EOPNOTSUPP;
+	}
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries) {
 		cqe = shca_cq_next(cq);
@@ -503,7 +530,7 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	shca_hw_arm_cq(sdev->hw, cq->cqn,
 		       (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
 		       SHCA_CQ_ARM_SOLICITED : SHCA_CQ_ARM_NEXT);
-	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && !cq->user) {
 		spin_lock_irqsave(&cq->lock, irqflags);
 		ret = shca_cq_next(cq) ? 1 : 0;
 		spin_unlock_irqrestore(&cq->lock, irqflags);

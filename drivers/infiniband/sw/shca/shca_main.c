@@ -71,18 +71,22 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
 	.alloc_pd = shca_alloc_pd,
+	.alloc_ucontext = shca_alloc_ucontext,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
 	.create_srq = shca_create_srq,
+	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_pd = shca_dealloc_pd,
+	.dealloc_ucontext = shca_dealloc_ucontext,
 	.del_gid = shca_del_gid,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.destroy_srq = shca_destroy_srq,
+	.disassociate_ucontext = shca_disassociate_ucontext,
 	.fill_res_cq_entry = shca_fill_res_cq_entry,
 	.fill_res_mr_entry = shca_fill_res_mr_entry,
 	.fill_res_qp_entry = shca_fill_res_qp_entry,
@@ -94,6 +98,8 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_netdev = shca_get_netdev,
 	.get_port_immutable = shca_get_port_immutable,
 	.map_mr_sg = shca_map_mr_sg,
+	.mmap = shca_mmap,
+	.mmap_free = shca_mmap_free,
 	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
@@ -117,6 +123,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
 };
 
 static struct shca_dev *shca_find_by_ndev(const struct net_device *ndev)
@@ -177,6 +184,13 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	init_waitqueue_head(&sdev->qpn_wait);
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
+	/*
+	 * Beyond ib_core's default commands: a process rings the send
+	 * doorbell with a POST_SEND of no work requests, and arms its CQs
+	 * through the kernel.
+	 */
+	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	sdev->hw = shca_hw_create();
 	if (!sdev->hw) {
 		err = -ENOMEM;

@@ -61,9 +61,13 @@ static bool shca_wr_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 	}
 }
 
-static int shca_wq_init(struct shca_wq *wq, u32 wr)
+static int shca_wq_init(struct shca_wq *wq, u32 wr, bool user)
 {
-	wq->log_depth = order_base_2(max(wr, 1U));
+	/* The device takes rings of two entries or more. */
+	wq->log_depth = order_base_2(max(wr, 2U));
+	/* A process keeps its own wr_ids. */
+	if (user)
+		return 0;
 	wq->wrid = kvcalloc(1U << wq->log_depth, sizeof(*wq->wrid),
 			    GFP_KERNEL);
 	return wq->wrid ? 0 : -ENOMEM;
@@ -103,11 +107,44 @@ static int shca_qp_check_caps(struct shca_dev *sdev,
 	return 0;
 }
 
+/* A process's QP: map the rings, say where and what was granted. */
+static int shca_qp_user_init(struct shca_dev *sdev, struct shca_qp *qp,
+			     struct ib_udata *udata, size_t sq_bytes,
+			     size_t rq_bytes)
+{
+	size_t len = shca_buf_len(sq_bytes + rq_bytes);
+	struct shca_create_qp_resp resp = {
+		.mmap_len = len,
+		.rq_offset = sq_bytes,
+		.dbrec_offset = PAGE_ALIGN(sq_bytes + rq_bytes),
+		.sq_log_depth = qp->sq.log_depth,
+		.rq_log_depth = rq_bytes ? qp->rq.log_depth : 0,
+		.max_send_sge = qp->max_send_sge,
+		.max_recv_sge = qp->max_recv_sge,
+		.max_inline = qp->max_inline,
+	};
+	int err;
+
+	qp->mmap = shca_mmap_insert(udata, qp->buf, len, &resp.mmap_offset);
+	if (IS_ERR(qp->mmap)) {
+		err = PTR_ERR(qp->mmap);
+		qp->mmap = NULL;
+		return err;
+	}
+	err = shca_udata_resp(sdev, udata, &resp, sizeof(resp));
+	if (err) {
+		rdma_user_mmap_entry_remove(qp->mmap);
+		qp->mmap = NULL;
+	}
+	return err;
+}
+
 /**
  * shca_create_qp() - create a queue pair
  * @ibqp: the object ib_core allocated
  * @init: type, CQs, SRQ and queue sizes; the sizes granted are written back
- * @udata: must carry nothing
+ * @udata: for a process's QP, struct shca_create_qp_cmd in and
+ *	struct shca_create_qp_resp out; NULL for the kernel's
  *
  * Return: 0 or a negative errno.
  */
@@ -118,14 +155,26 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_QP };
 	struct shca_hw_qp_create *in = &cmd.in.qp;
+	struct shca_create_qp_cmd ucmd;
 	struct shca_hw_qp_query q;
 	size_t sq_bytes, rq_bytes;
 	void *dbrec;
 	int err;
 
-	err = shca_check_no_udata(sdev, udata);
-	if (err)
-		return err;
+	if (udata) {
+		err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd));
+		if (err)
+			return err;
+		if (ucmd.comp_mask || ucmd.reserved) {
+			shca_dbg(sdev, "QP: comp_mask %#x, reserved %#x\n",
+				 ucmd.comp_mask, ucmd.reserved);
+			return -EOPNOTSUPP;
+		}
+		if (init->qp_type == IB_QPT_GSI) {
+			shca_dbg(sdev, "a process cannot create the GSI QP\n");
+			return -EINVAL;
+		}
+	}
 	err = shca_qp_check_caps(sdev, init);
 	if (err)
 		return err;
@@ -138,9 +187,10 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->max_send_sge = max(init->cap.max_send_sge, 1U);
 	qp->max_recv_sge = max(init->cap.max_recv_sge, 1U);
 	qp->max_inline = init->cap.max_inline_data;
-	err = shca_wq_init(&qp->sq, init->cap.max_send_wr);
+	qp->user = !!udata;
+	err = shca_wq_init(&qp->sq, init->cap.max_send_wr, qp->user);
 	if (!err && !init->srq)
-		err = shca_wq_init(&qp->rq, init->cap.max_recv_wr);
+		err = shca_wq_init(&qp->rq, init->cap.max_recv_wr, qp->user);
 	if (err)
 		goto err_free;
 
@@ -170,6 +220,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	in->max_recv_sge = qp->max_recv_sge;
 	in->max_inline = qp->max_inline;
 	in->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	in->user = qp->user;
 	err = shca_cmd_exec(sdev, &cmd);
 	if (err)
 		goto err_free;
@@ -178,6 +229,11 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_destroy;
 	qp->gen = q.gen;
+	if (udata) {
+		err = shca_qp_user_init(sdev, qp, udata, sq_bytes, rq_bytes);
+		if (err)
+			goto err_destroy;
+	}
 	/*
 	 * The device frees a QPN when DESTROY_QP returns, before the driver
 	 * has swept its CQEs; a QPN reissued at once waits for that.
@@ -186,7 +242,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	       -EBUSY)
 		wait_event(sdev->qpn_wait, !xa_load(&sdev->qps, qp->qpn));
 	if (err)
-		goto err_destroy;
+		goto err_mmap;
 
 	ibqp->qp_num = qp->qpn;
 	init->cap.max_send_wr = 1U << qp->sq.log_depth;
@@ -198,6 +254,9 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	return 0;
 
+err_mmap:
+	if (qp->mmap)
+		rdma_user_mmap_entry_remove(qp->mmap);
 err_destroy:
 	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_QP,
 				    .index = qp->qpn };
@@ -247,6 +306,8 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (refcount_dec_and_test(&qp->ref))
 		complete(&qp->free);
 	wait_for_completion(&qp->free);
+	if (qp->mmap)
+		rdma_user_mmap_entry_remove(qp->mmap);
 	shca_buf_free(qp->buf);
 	kvfree(qp->sq.wrid);
 	kvfree(qp->rq.wrid);
@@ -455,7 +516,9 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		/* Fenced by the device: sweep, then start the queues over. */
 		shca_qp_fenced(sdev, qp);
 		shca_cq_sweep_qp(qp, false);
-		shca_qp_reset_queues(qp);
+		/* A process's queues are its own to start over. */
+		if (!qp->user)
+			shca_qp_reset_queues(qp);
 	}
 	return 0;
 }
@@ -665,10 +728,36 @@ static int shca_build_send(struct shca_dev *sdev, struct shca_qp *qp,
 	return 0;
 }
 
+/*
+ * A process's QP: libshca wrote the WQEs and the producer index itself,
+ * and a POST_SEND without work requests is its doorbell.  The kernel never
+ * writes a process's rings.
+ */
+static int shca_user_doorbell(struct shca_dev *sdev, struct shca_qp *qp,
+			      bool send, const void *wr)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (wr) {
+		shca_dbg(sdev, "QP %u: work requests through the kernel\n",
+			 qp->qpn);
+		return -EINVAL;
+	}
+	if (state == IB_QPS_RESET ||
+	    (send && (state == IB_QPS_INIT || state == IB_QPS_RTR))) {
+		shca_dbg(sdev, "QP %u: doorbell in state %d\n", qp->qpn, state);
+		return -EINVAL;
+	}
+	if (send)
+		shca_hw_ring_sq(sdev->hw, qp->qpn);
+	return 0;
+}
+
 /**
  * shca_post_send() - post work requests to a send queue
  * @ibqp: the QP
- * @wr: the first of a list of work requests
+ * @wr: the first of a list of work requests; for a process's QP, NULL:
+ *	the doorbell for what libshca posted
  * @bad_wr: set to the first one not posted, on error
  *
  * Return: 0; -EINVAL for a QP that cannot send yet or a request it cannot
@@ -685,6 +774,12 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	bool posted = false;
 	int err = 0;
 
+	if (qp->user) {
+		err = shca_user_doorbell(sdev, qp, true, wr);
+		if (err)
+			*bad_wr = wr;
+		return err;
+	}
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	state = READ_ONCE(qp->state);
 	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
@@ -746,6 +841,13 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		shca_dbg(sdev, "QP %u: post recv on an SRQ QP\n", qp->qpn);
 		*bad_wr = wr;
 		return -EINVAL;
+	}
+	if (qp->user) {
+		/* The device reads the receive producer index by itself. */
+		err = shca_user_doorbell(sdev, qp, false, wr);
+		if (err)
+			*bad_wr = wr;
+		return err;
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {

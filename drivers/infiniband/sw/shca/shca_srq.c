@@ -36,11 +36,41 @@ static void shca_srq_free_mem(struct shca_srq *srq)
 	kvfree(srq->wrid);
 }
 
+/* A process's SRQ: map the slots and the index ring, say where. */
+static int shca_srq_user_init(struct shca_dev *sdev, struct shca_srq *srq,
+			      struct ib_udata *udata, size_t ring_bytes)
+{
+	size_t len = shca_buf_len(ring_bytes);
+	struct shca_create_srq_resp resp = {
+		.mmap_len = len,
+		.index_offset = (void *)srq->index_ring - srq->buf,
+		.dbrec_offset = PAGE_ALIGN(ring_bytes),
+		.srqn = srq->srqn,
+		.log_depth = srq->log_depth,
+		.max_sge = srq->max_sge,
+	};
+	int err;
+
+	srq->mmap = shca_mmap_insert(udata, srq->buf, len, &resp.mmap_offset);
+	if (IS_ERR(srq->mmap)) {
+		err = PTR_ERR(srq->mmap);
+		srq->mmap = NULL;
+		return err;
+	}
+	err = shca_udata_resp(sdev, udata, &resp, sizeof(resp));
+	if (err) {
+		rdma_user_mmap_entry_remove(srq->mmap);
+		srq->mmap = NULL;
+	}
+	return err;
+}
+
 /**
  * shca_create_srq() - create a shared receive queue
  * @ibsrq: the object ib_core allocated
  * @init: its size and limit; the size granted is written back
- * @udata: must carry nothing
+ * @udata: for a process's SRQ, struct shca_create_srq_cmd in and
+ *	struct shca_create_srq_resp out; NULL for the kernel's
  *
  * Return: 0 or a negative errno.
  */
@@ -51,14 +81,22 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct shca_srq *srq = to_shca_srq(ibsrq);
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_SRQ };
 	struct ib_srq_attr *a = &init->attr;
+	struct shca_create_srq_cmd ucmd;
 	size_t slots_bytes;
 	u32 depth, i;
 	void *dbrec;
 	int err;
 
-	err = shca_check_no_udata(sdev, udata);
-	if (err)
-		return err;
+	if (udata) {
+		err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd));
+		if (err)
+			return err;
+		if (ucmd.comp_mask || ucmd.reserved) {
+			shca_dbg(sdev, "SRQ: comp_mask %#x, reserved %#x\n",
+				 ucmd.comp_mask, ucmd.reserved);
+			return -EOPNOTSUPP;
+		}
+	}
 	if (init->srq_type != IB_SRQT_BASIC) {
 		shca_dbg(sdev, "SRQ type %d not supported\n", init->srq_type);
 		return -EOPNOTSUPP;
@@ -72,23 +110,32 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	spin_lock_init(&srq->lock);
 	refcount_set(&srq->ref, 1);
 	init_completion(&srq->free);
-	srq->log_depth = order_base_2(a->max_wr);
+	/* The device takes rings of two entries or more. */
+	srq->log_depth = order_base_2(max(a->max_wr, 2U));
 	srq->max_sge = max(a->max_sge, 1U);
 	depth = 1U << srq->log_depth;
 	slots_bytes = sizeof(*srq->slots) * depth;
 	srq->buf = shca_buf_alloc(slots_bytes + sizeof(u32) * depth, &dbrec);
-	srq->free_slots = kvcalloc(depth, sizeof(u32), GFP_KERNEL);
-	srq->wrid = kvcalloc(depth, sizeof(u64), GFP_KERNEL);
-	if (!srq->buf || !srq->free_slots || !srq->wrid) {
+	if (!srq->buf) {
 		err = -ENOMEM;
 		goto err_free;
 	}
 	srq->slots = srq->buf;
 	srq->index_ring = srq->buf + slots_bytes;
 	srq->dbrec = dbrec;
-	for (i = 0; i < depth; i++)
-		srq->free_slots[i] = depth - 1 - i;
-	srq->nr_free = depth;
+	srq->user = !!udata;
+	if (!srq->user) {
+		/* A process keeps its own free slots and wr_ids. */
+		srq->free_slots = kvcalloc(depth, sizeof(u32), GFP_KERNEL);
+		srq->wrid = kvcalloc(depth, sizeof(u64), GFP_KERNEL);
+		if (!srq->free_slots || !srq->wrid) {
+			err = -ENOMEM;
+			goto err_free;
+		}
+		for (i = 0; i < depth; i++)
+			srq->free_slots[i] = depth - 1 - i;
+		srq->nr_free = depth;
+	}
 
 	cmd.in.srq.pdn = to_shca_pd(ibsrq->pd)->pdn;
 	cmd.in.srq.slots = srq->slots;
@@ -101,17 +148,23 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		goto err_free;
 	srq->srqn = cmd.out.num;
-	err = xa_insert_irq(&sdev->srqs, srq->srqn, srq, GFP_KERNEL);
-	if (err) {
-		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_SRQ,
-					    .index = srq->srqn };
-		shca_cmd_exec(sdev, &cmd);
-		goto err_free;
-	}
+	if (udata)
+		err = shca_srq_user_init(sdev, srq, udata,
+					 slots_bytes + sizeof(u32) * depth);
+	if (!err)
+		err = xa_insert_irq(&sdev->srqs, srq->srqn, srq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
 	a->max_wr = depth;
 	a->max_sge = srq->max_sge;
 	return 0;
 
+err_destroy:
+	if (srq->mmap)
+		rdma_user_mmap_entry_remove(srq->mmap);
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_SRQ,
+				    .index = srq->srqn };
+	shca_cmd_exec(sdev, &cmd);
 err_free:
 	shca_srq_free_mem(srq);
 	return err;
@@ -141,6 +194,8 @@ int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	if (refcount_dec_and_test(&srq->ref))
 		complete(&srq->free);
 	wait_for_completion(&srq->free);
+	if (srq->mmap)
+		rdma_user_mmap_entry_remove(srq->mmap);
 	shca_srq_free_mem(srq);
 	return 0;
 }
@@ -223,6 +278,15 @@ int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	int err = 0, i;
 	u32 slot;
 
+	if (srq->user) {
+		/* libshca posts into the mapped ring; the device reads it. */
+		if (!wr)
+			return 0;
+		shca_dbg(sdev, "SRQ %u: work requests through the kernel\n",
+			 srq->srqn);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	spin_lock_irqsave(&srq->lock, flags);
 	for (; wr; wr = wr->next) {
 		if (!srq->nr_free) {

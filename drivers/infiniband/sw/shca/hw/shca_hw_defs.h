@@ -4,13 +4,16 @@
  *
  * Everything the driver and the model agree on lives here: the capability
  * table, the command opcodes with their typed parameter and result blocks,
- * and the status codes a command completes with.  Nothing in this file
+ * and the status codes a command completes with.  The ring formats, which
+ * processes see as they are, are in <rdma/shca-abi.h>.  Nothing here
  * knows about ib_core; the verbs layer translates.
  */
 #ifndef SHCA_HW_DEFS_H
 #define SHCA_HW_DEFS_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
+#include <rdma/shca-abi.h>
 
 #define SHCA_HW_VENDOR_ID		0x5348	/* "SH" */
 #define SHCA_HW_VENDOR_PART_ID		0x0001
@@ -20,7 +23,6 @@
 #define SHCA_HW_FW_SUBMINOR		0
 
 #define SHCA_HW_NUM_PORTS		1
-#define SHCA_HW_GID_LEN			16
 
 /**
  * struct shca_hw_caps - what the device can do, in one table
@@ -197,65 +199,15 @@ struct shca_hw_gid_entry {
 };
 
 /*
- * Rings.  Every ring has a power-of-two number of fixed-size entries and
- * free-running 32-bit producer and consumer indices; entry i lives in
- * slot i & (depth - 1).  The driver allocates ring memory and doorbell
- * records and hands their addresses to the device at create time, so the
- * same memory can later be mapped into a process.
+ * Rings.  The formats of the entries and doorbell records are in
+ * <rdma/shca-abi.h>: a process reads and writes them too.  The driver
+ * allocates ring memory and doorbell records and hands their addresses to
+ * the device at create time.
  */
-#define SHCA_HW_MAX_SGE			16
-#define SHCA_HW_MAX_INLINE		256
 #define SHCA_HW_MAX_LOG_DEPTH		20
 #define SHCA_HW_QPN_MASK		0xffffff
 #define SHCA_HW_GSI_QPN			1
 #define SHCA_HW_FIRST_QPN		2
-#define SHCA_HW_GRH_LEN			40
-#define SHCA_HW_QKEY_PRIVILEGED		0x80000000U
-
-/**
- * struct shca_hw_sge - one scatter/gather element
- * @addr: address, in the MR's address space
- * @length: bytes
- * @lkey: the local key of the MR that covers it
- */
-struct shca_hw_sge {
-	u64 addr;
-	u32 length;
-	u32 lkey;
-};
-
-/**
- * enum shca_hw_wqe_opcode - what a send WQE asks for
- * @SHCA_WQE_SEND: send
- * @SHCA_WQE_SEND_IMM: send with immediate data
- * @SHCA_WQE_SEND_INV: send and invalidate a remote key
- * @SHCA_WQE_RDMA_WRITE: RDMA write
- * @SHCA_WQE_RDMA_WRITE_IMM: RDMA write with immediate data
- * @SHCA_WQE_RDMA_READ: RDMA read
- * @SHCA_WQE_ATOMIC_CS: 64-bit compare and swap
- * @SHCA_WQE_ATOMIC_FA: 64-bit fetch and add
- * @SHCA_WQE_LOCAL_INV: invalidate a local key
- * @SHCA_WQE_REG_MR: fast-register a memory region
- * @SHCA_WQE_NUM_OPCODES: number of opcodes
- */
-enum shca_hw_wqe_opcode {
-	SHCA_WQE_SEND,
-	SHCA_WQE_SEND_IMM,
-	SHCA_WQE_SEND_INV,
-	SHCA_WQE_RDMA_WRITE,
-	SHCA_WQE_RDMA_WRITE_IMM,
-	SHCA_WQE_RDMA_READ,
-	SHCA_WQE_ATOMIC_CS,
-	SHCA_WQE_ATOMIC_FA,
-	SHCA_WQE_LOCAL_INV,
-	SHCA_WQE_REG_MR,
-	SHCA_WQE_NUM_OPCODES,
-};
-
-#define SHCA_WQE_F_SIGNALED	BIT(0)
-#define SHCA_WQE_F_SOLICITED	BIT(1)
-#define SHCA_WQE_F_FENCE	BIT(2)
-#define SHCA_WQE_F_INLINE	BIT(3)
 
 /* MR and QP access rights, as the device checks them */
 #define SHCA_ACCESS_LOCAL_WRITE		BIT(0)
@@ -263,208 +215,6 @@ enum shca_hw_wqe_opcode {
 #define SHCA_ACCESS_REMOTE_READ		BIT(2)
 #define SHCA_ACCESS_REMOTE_ATOMIC	BIT(3)
 #define SHCA_ACCESS_ALL			GENMASK(3, 0)
-
-/**
- * struct shca_hw_av - an address vector: where a packet goes
- * @dgid: destination GID
- * @flow_label: IPv6 flow label
- * @sgid_index: source GID table entry
- * @hop_limit: hop limit or TTL
- * @traffic_class: traffic class
- * @sl: service level
- */
-struct shca_hw_av {
-	u8 dgid[SHCA_HW_GID_LEN];
-	u32 flow_label;
-	u8 sgid_index;
-	u8 hop_limit;
-	u8 traffic_class;
-	u8 sl;
-};
-
-/**
- * struct shca_hw_send_wqe - one send queue entry
- * @opcode: enum shca_hw_wqe_opcode
- * @flags: SHCA_WQE_F_*
- * @num_sge: entries used in @sge, unless inline
- * @rsvd: zero
- * @imm_inv: immediate data as the consumer gave it, or the key to invalidate
- * @inline_len: bytes in @inline_data
- * @rsvd2: zero
- * @rdma: RDMA and atomic operations
- * @rdma.remote_addr: target address, in the remote MR's address space
- * @rdma.rkey: the remote key
- * @rdma.rsvd: zero
- * @rdma.compare_add: compare value, or the addend
- * @rdma.swap: swap value
- * @ud: UD and GSI sends
- * @ud.av: the destination
- * @ud.remote_qpn: destination QP
- * @ud.remote_qkey: Q_Key; one with the high bit set means the QP's own
- * @reg: fast registration
- * @reg.iova: first address of the region
- * @reg.length: bytes
- * @reg.pbl: kernel address of the page list (u64 per page)
- * @reg.key: the key to register; its index names the MPT entry
- * @reg.access: SHCA_ACCESS_*
- * @reg.npages: pages in the list
- * @reg.page_shift: log2 of the page size
- * @sge: scatter/gather list
- * @inline_data: the payload itself
- */
-struct shca_hw_send_wqe {
-	u8 opcode;
-	u8 flags;
-	u8 num_sge;
-	u8 rsvd;
-	u32 imm_inv;
-	u32 inline_len;
-	u32 rsvd2;
-	union {
-		struct {
-			u64 remote_addr;
-			u32 rkey;
-			u32 rsvd;
-			u64 compare_add;
-			u64 swap;
-		} rdma;
-		struct {
-			struct shca_hw_av av;
-			u32 remote_qpn;
-			u32 remote_qkey;
-		} ud;
-		struct {
-			u64 iova;
-			u64 length;
-			u64 pbl;
-			u32 key;
-			u32 access;
-			u32 npages;
-			u32 page_shift;
-		} reg;
-	};
-	union {
-		struct shca_hw_sge sge[SHCA_HW_MAX_SGE];
-		u8 inline_data[SHCA_HW_MAX_INLINE];
-	};
-};
-
-/**
- * struct shca_hw_recv_wqe - one receive queue or SRQ entry
- * @num_sge: entries used in @sge
- * @rsvd: zero
- * @sge: scatter list
- */
-struct shca_hw_recv_wqe {
-	u32 num_sge;
-	u32 rsvd[3];
-	struct shca_hw_sge sge[SHCA_HW_MAX_SGE];
-};
-
-/**
- * enum shca_hw_cqe_opcode - what a CQE completes
- * @SHCA_CQE_SEND: a send
- * @SHCA_CQE_RDMA_WRITE: an RDMA write
- * @SHCA_CQE_RDMA_READ: an RDMA read
- * @SHCA_CQE_ATOMIC_CS: a compare and swap
- * @SHCA_CQE_ATOMIC_FA: a fetch and add
- * @SHCA_CQE_LOCAL_INV: a local invalidation
- * @SHCA_CQE_REG_MR: a fast registration
- * @SHCA_CQE_RECV: a received send
- * @SHCA_CQE_RECV_RDMA_IMM: a received RDMA write with immediate
- */
-enum shca_hw_cqe_opcode {
-	SHCA_CQE_SEND,
-	SHCA_CQE_RDMA_WRITE,
-	SHCA_CQE_RDMA_READ,
-	SHCA_CQE_ATOMIC_CS,
-	SHCA_CQE_ATOMIC_FA,
-	SHCA_CQE_LOCAL_INV,
-	SHCA_CQE_REG_MR,
-	SHCA_CQE_RECV,
-	SHCA_CQE_RECV_RDMA_IMM,
-};
-
-/**
- * enum shca_hw_cqe_status - how a work request completed
- * @SHCA_CQE_OK: success
- * @SHCA_CQE_LOC_LEN_ERR: a local buffer was too small
- * @SHCA_CQE_LOC_QP_OP_ERR: the WQE was malformed for its queue
- * @SHCA_CQE_LOC_PROT_ERR: a local key or access check failed
- * @SHCA_CQE_WR_FLUSH_ERR: flushed: the QP was in error
- * @SHCA_CQE_MW_BIND_ERR: a fast registration failed
- * @SHCA_CQE_REM_INV_REQ_ERR: the responder found the request invalid
- * @SHCA_CQE_REM_ACCESS_ERR: a remote key or access check failed
- * @SHCA_CQE_REM_OP_ERR: the responder could not complete the request
- * @SHCA_CQE_RETRY_EXC_ERR: transport retries exhausted
- * @SHCA_CQE_RNR_RETRY_EXC_ERR: receiver-not-ready retries exhausted
- * @SHCA_CQE_NUM_STATUS: number of statuses
- */
-enum shca_hw_cqe_status {
-	SHCA_CQE_OK,
-	SHCA_CQE_LOC_LEN_ERR,
-	SHCA_CQE_LOC_QP_OP_ERR,
-	SHCA_CQE_LOC_PROT_ERR,
-	SHCA_CQE_WR_FLUSH_ERR,
-	SHCA_CQE_MW_BIND_ERR,
-	SHCA_CQE_REM_INV_REQ_ERR,
-	SHCA_CQE_REM_ACCESS_ERR,
-	SHCA_CQE_REM_OP_ERR,
-	SHCA_CQE_RETRY_EXC_ERR,
-	SHCA_CQE_RNR_RETRY_EXC_ERR,
-	SHCA_CQE_NUM_STATUS,
-};
-
-#define SHCA_CQE_F_IMM		BIT(0)	/* @imm_inv holds immediate data */
-#define SHCA_CQE_F_INV		BIT(1)	/* @imm_inv holds the invalidated key */
-#define SHCA_CQE_F_GRH		BIT(2)	/* a 40-byte header leads the data */
-#define SHCA_CQE_F_SRQ		BIT(3)	/* @wqe_idx names an SRQ slot */
-
-/**
- * enum shca_hw_net_type - the network header a UD receive carries
- * @SHCA_NET_ROCE_V1: RoCE v1: an IB GRH
- * @SHCA_NET_IPV4: RoCE v2 over IPv4: an IPv4 header in the last 20 bytes
- * @SHCA_NET_IPV6: RoCE v2 over IPv6: an IPv6 header
- */
-enum shca_hw_net_type {
-	SHCA_NET_ROCE_V1,
-	SHCA_NET_IPV4,
-	SHCA_NET_IPV6,
-};
-
-/**
- * struct shca_hw_cqe - one completion queue entry, 32 bytes
- * @qpn: the QP the completion belongs to
- * @wqe_idx: the WQE's slot: in the SQ, the RQ, or the SRQ if SHCA_CQE_F_SRQ
- * @opcode: enum shca_hw_cqe_opcode
- * @status: enum shca_hw_cqe_status
- * @byte_len: bytes transferred, for receives and reads
- * @imm_inv: immediate data or invalidated key, as @flags say
- * @src_qp: the sender's QP, for UD receives
- * @flags: SHCA_CQE_F_*
- * @net_type: enum shca_hw_net_type, with SHCA_CQE_F_GRH
- * @sl: service level
- * @rsvd: zero
- * @rsvd2: zero
- * @owner: bit 0 is the phase: the device writes 1 on its first pass over
- *	the ring, 0 on the second, and so on; a CQE whose phase does not
- *	match the consumer's pass is not valid yet
- */
-struct shca_hw_cqe {
-	u32 qpn;
-	u16 wqe_idx;
-	u8 opcode;
-	u8 status;
-	u32 byte_len;
-	u32 imm_inv;
-	u32 src_qp;
-	u8 flags;
-	u8 net_type;
-	u8 sl;
-	u8 rsvd;
-	u8 rsvd2[7];
-	u8 owner;
-};
 
 /**
  * enum shca_hw_eqe_type - what an event queue entry reports
@@ -526,32 +276,6 @@ struct shca_hw_eqe {
 	u32 obj;
 	u32 gen;
 	u32 rsvd2;
-};
-
-/**
- * struct shca_hw_cq_dbrec - a CQ's doorbell record, written by the driver
- * @ci: consumer index: entries below it are free for the device
- */
-struct shca_hw_cq_dbrec {
-	u32 ci;
-};
-
-/**
- * struct shca_hw_qp_dbrec - a QP's doorbell record, written by the driver
- * @sq_pi: send queue producer index
- * @rq_pi: receive queue producer index
- */
-struct shca_hw_qp_dbrec {
-	u32 sq_pi;
-	u32 rq_pi;
-};
-
-/**
- * struct shca_hw_srq_dbrec - an SRQ's doorbell record
- * @pi: producer index of the SRQ's index ring
- */
-struct shca_hw_srq_dbrec {
-	u32 pi;
 };
 
 /**
@@ -671,6 +395,9 @@ struct shca_hw_wq_desc {
  * @max_recv_sge: SGEs allowed per receive WQE
  * @max_inline: inline bytes allowed per send WQE
  * @sig_all: every send WQE completes, signaled or not
+ * @user: the rings are mapped into a process, which writes the WQEs: they
+ *	may not fast-register or invalidate (a REG_MR WQE names a kernel
+ *	address)
  */
 struct shca_hw_qp_create {
 	u32 type;
@@ -685,6 +412,7 @@ struct shca_hw_qp_create {
 	u32 max_recv_sge;
 	u32 max_inline;
 	bool sig_all;
+	bool user;
 };
 
 /**

@@ -467,9 +467,13 @@ static u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 	return rc ? status : SHCA_CQE_OK;
 }
 
-static bool shca_hw_opcode_ok(u32 type, u32 opcode)
+static bool shca_hw_opcode_ok(const struct shca_hw_qp *qp, u32 opcode)
 {
-	switch (type) {
+	/* A process's WQEs cannot name kernel memory. */
+	if (qp->user && (opcode == SHCA_WQE_LOCAL_INV ||
+			 opcode == SHCA_WQE_REG_MR))
+		return false;
+	switch (qp->type) {
 	case SHCA_QPT_UD:
 	case SHCA_QPT_GSI:
 		return opcode == SHCA_WQE_SEND || opcode == SHCA_WQE_SEND_IMM;
@@ -503,7 +507,7 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	u32 access = 0;
 	bool routable;
 
-	if (!shca_hw_opcode_ok(qp->type, w->opcode) ||
+	if (!shca_hw_opcode_ok(qp, w->opcode) ||
 	    ((w->flags & SHCA_WQE_F_INLINE) &&
 	     (w->inline_len > qp->max_inline || w->opcode > SHCA_WQE_RDMA_WRITE_IMM)) ||
 	    (!(w->flags & SHCA_WQE_F_INLINE) && w->num_sge > qp->max_send_sge)) {

@@ -174,6 +174,7 @@ struct shca_hw_wq {
  * @max_recv_sge: SGEs per receive WQE
  * @max_inline: inline bytes per send WQE
  * @sig_all: every send WQE completes
+ * @user: a process writes the WQEs (no REG_MR or LOCAL_INV)
  * @fenced: the engine may not touch the QP any more
  * @rnr_left: RNR retries left for the WQE at the head of the SQ
  * @retry_left: transport retries left for it
@@ -202,6 +203,7 @@ struct shca_hw_qp {
 	u32 max_recv_sge;
 	u32 max_inline;
 	bool sig_all;
+	bool user;
 	bool fenced;
 	u8 rnr_left;
 	u8 retry_left;

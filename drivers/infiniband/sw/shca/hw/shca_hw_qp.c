@@ -207,6 +207,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	qp->max_recv_sge = in->max_recv_sge;
 	qp->max_inline = in->max_inline;
 	qp->sig_all = in->sig_all;
+	qp->user = in->user;
 
 	status = SHCA_HW_BAD_INDEX;
 	qp->scq = shca_hw_cq_get(hw, in->send_cqn);

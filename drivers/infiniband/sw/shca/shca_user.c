@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: what a process sees of the device.
+ *
+ * A process opens a context, creates CQs, QPs and SRQs through the uverbs
+ * commands with the driver data of <rdma/shca-abi.h>, and maps each one's
+ * rings and doorbell record (one shca_buf_alloc() buffer) at the offset its
+ * create response names.  The offsets are rdma_user_mmap entries of the
+ * creating context: another context's offset, or one of a destroyed
+ * object, does not map.  A mapping keeps its pages after the object is
+ * destroyed; the device no longer writes them.
+ */
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "shca.h"
+
+/**
+ * shca_udata_cmd() - read a command's driver data
+ * @sdev: the device
+ * @udata: what the process passed
+ * @cmd: filled in
+ * @len: size of @cmd
+ *
+ * Return: 0, -EINVAL when the process passed less than @len bytes,
+ * -EOPNOTSUPP when it passed more and the bytes beyond are not zero, or
+ * -EFAULT.
+ */
+int shca_udata_cmd(struct shca_dev *sdev, struct ib_udata *udata, void *cmd,
+		   size_t len)
+{
+	if (udata->inlen < len) {
+		shca_dbg(sdev, "driver data of %zu bytes, %zu expected\n",
+			 udata->inlen, len);
+		return -EINVAL;
+	}
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len)) {
+		shca_dbg(sdev, "unknown driver data after %zu bytes\n", len);
+		return -EOPNOTSUPP;
+	}
+	return ib_copy_from_udata(cmd, udata, len) ? -EFAULT : 0;
+}
+
+/**
+ * shca_udata_resp() - write a command's driver response
+ * @sdev: the device
+ * @udata: what the process passed
+ * @resp: the response
+ * @len: its size
+ *
+ * Return: 0, -EINVAL when the process's buffer is too small, or -EFAULT.
+ */
+int shca_udata_resp(struct shca_dev *sdev, struct ib_udata *udata,
+		    void *resp, size_t len)
+{
+	if (udata->outlen < len) {
+		shca_dbg(sdev, "response buffer of %zu bytes, %zu needed\n",
+			 udata->outlen, len);
+		return -EINVAL;
+	}
+	return ib_copy_to_udata(udata, resp, len) ? -EFAULT : 0;
+}
+
+/**
+ * shca_alloc_ucontext() - open a process's context
+ * @ibuc: the object ib_core allocated
+ * @udata: no input; the response is struct shca_alloc_ucontext_resp
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibuc->device);
+	struct shca_alloc_ucontext_resp resp = {
+		.sq_wqe_size = sizeof(struct shca_hw_send_wqe),
+		.rq_wqe_size = sizeof(struct shca_hw_recv_wqe),
+		.cqe_size = sizeof(struct shca_hw_cqe),
+		.max_inline = sdev->caps.max_inline_data,
+		.max_sge = SHCA_HW_MAX_SGE,
+	};
+	int err;
+
+	err = shca_udata_cmd(sdev, udata, NULL, 0);
+	if (err)
+		return err;
+	return shca_udata_resp(sdev, udata, &resp, sizeof(resp));
+}
+
+/**
+ * shca_dealloc_ucontext() - close a process's context
+ * @ibuc: the context; every object of it is gone already
+ */
+void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/**
+ * shca_disassociate_ucontext() - cut a context off a device going away
+ * @ibuc: the context; ib_core has destroyed its objects
+ *
+ * Having it lets a device be removed (rdma link delete, the netdev going)
+ * while processes still have it open: ib_core destroys their objects and
+ * reports a fatal device event, instead of waiting for them to exit.
+ * Nothing is left to cut: the device no longer writes the rings, and the
+ * pages still mapped are plain memory the mappings keep alive.
+ */
+void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/**
+ * shca_mmap_insert() - give a process's object buffer an mmap offset
+ * @udata: the create command's driver data, which names the context
+ * @buf: the buffer, from shca_buf_alloc()
+ * @len: its length, from shca_buf_len()
+ * @offset: set to the offset to map it at
+ *
+ * Return: the entry, to remove with rdma_user_mmap_entry_remove() when
+ * the object goes, or an ERR_PTR().
+ */
+struct rdma_user_mmap_entry *shca_mmap_insert(struct ib_udata *udata,
+					      void *buf, size_t len,
+					      u64 *offset)
+{
+	struct shca_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct shca_ucontext, ibuc);
+	struct shca_mmap_entry *e;
+	int err;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return ERR_PTR(-ENOMEM);
+	e->buf = buf;
+	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &e->rdma_entry, len);
+	if (err) {
+		kfree(e);
+		return ERR_PTR(err);
+	}
+	*offset = rdma_user_mmap_get_offset(&e->rdma_entry);
+	return &e->rdma_entry;
+}
+
+/**
+ * shca_mmap() - map an object's buffer into the process
+ * @ibuc: the context the mmap() came through
+ * @vma: the mapping; shared, starting at an offset of this context, as
+ *	long as the buffer
+ *
+ * Return: 0, or -EINVAL for an offset this context does not own, a wrong
+ * length or a private mapping.
+ */
+int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct shca_dev *sdev = to_shca_dev(ibuc->device);
+	struct rdma_user_mmap_entry *e;
+	int err;
+
+	if (!(vma->vm_flags & VM_SHARED)) {
+		shca_dbg(sdev, "private mapping at offset %#lx\n",
+			 vma->vm_pgoff << PAGE_SHIFT);
+		return -EINVAL;
+	}
+	e = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!e) {
+		shca_dbg(sdev, "no buffer of %lu bytes at offset %#lx\n",
+			 vma->vm_end - vma->vm_start,
+			 vma->vm_pgoff << PAGE_SHIFT);
+		return -EINVAL;
+	}
+	err = remap_vmalloc_range(vma, to_shca_mmap_entry(e)->buf, 0);
+	rdma_user_mmap_entry_put(e);
+	return err;
+}
+
+/**
+ * shca_mmap_free() - free an mmap entry nobody refers to any more
+ * @rdma_entry: the entry
+ *
+ * The buffer is not the entry's: its object freed it, and the pages of a
+ * mapping outlive that until the process unmaps them.
+ */
+void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	kfree(to_shca_mmap_entry(rdma_entry));
+}

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * shca: the user ABI.
+ *
+ * Two parts.  The verbs driver data that travels with the uverbs commands
+ * (struct shca_*_cmd in, struct shca_*_resp out), and the formats of the
+ * rings and doorbell records, which the device and a process share: the
+ * kernel maps a user QP's, CQ's and SRQ's rings into the process, the
+ * provider library (libshca) writes WQEs and reads CQEs in them itself,
+ * and the device reads and writes them as it does a kernel consumer's.
+ *
+ * Rules of the driver data: a command struct shorter than its definition
+ * is refused with EINVAL; a longer one only if the bytes beyond are zero
+ * (else EOPNOTSUPP), so an older kernel can tell a newer provider's
+ * requests it does not know.  Every reserved field and comp_mask must be
+ * zero.  A response buffer shorter than the response is refused with
+ * EINVAL.
+ *
+ * Rings have a power-of-two number of fixed-size entries and free-running
+ * 32-bit producer and consumer indices; entry i lives in slot
+ * i & (depth - 1).  Each object's memory is one mapping, at the offset its
+ * create response gives, valid only on the file descriptor (the uverbs
+ * context) that created the object; its doorbell record has a page of its
+ * own at the end.
+ */
+#ifndef SHCA_ABI_USER_H
+#define SHCA_ABI_USER_H
+
+#include <linux/types.h>
+
+#define SHCA_UVERBS_ABI_VERSION		1
+
+/**
+ * struct shca_alloc_ucontext_resp - what a new context learns of the device
+ * @sq_wqe_size: bytes per send WQE (struct shca_hw_send_wqe)
+ * @rq_wqe_size: bytes per receive WQE (struct shca_hw_recv_wqe)
+ * @cqe_size: bytes per CQE (struct shca_hw_cqe)
+ * @max_inline: inline bytes a send WQE can carry
+ * @max_sge: scatter/gather entries a WQE can carry
+ * @reserved: zero
+ */
+struct shca_alloc_ucontext_resp {
+	__u32 sq_wqe_size;
+	__u32 rq_wqe_size;
+	__u32 cqe_size;
+	__u32 max_inline;
+	__u32 max_sge;
+	__u32 reserved;
+};
+
+/**
+ * struct shca_create_cq_cmd - driver data of CREATE_CQ
+ * @comp_mask: zero: no optional fields are defined
+ * @reserved: zero
+ */
+struct shca_create_cq_cmd {
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+/**
+ * struct shca_create_cq_resp - where a new CQ's ring is
+ * @mmap_offset: offset to mmap() the CQ's memory at, on the context's fd
+ * @mmap_len: bytes of that mapping: the ring, then the doorbell record
+ * @dbrec_offset: where struct shca_hw_cq_dbrec is, from the mapping's start
+ * @cqn: the CQ number
+ * @log_depth: log2 of the ring's number of CQEs
+ */
+struct shca_create_cq_resp {
+	__aligned_u64 mmap_offset;
+	__u32 mmap_len;
+	__u32 dbrec_offset;
+	__u32 cqn;
+	__u32 log_depth;
+};
+
+/**
+ * struct shca_create_qp_cmd - driver data of CREATE_QP
+ * @comp_mask: zero
+ * @reserved: zero
+ */
+struct shca_create_qp_cmd {
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+/**
+ * struct shca_create_qp_resp - where a new QP's rings are
+ * @mmap_offset: offset to mmap() the QP's memory at
+ * @mmap_len: bytes of that mapping: send ring, receive ring (unless the
+ *	QP takes receives from an SRQ), doorbell record
+ * @rq_offset: where the receive ring starts; the send ring starts at 0
+ * @dbrec_offset: where struct shca_hw_qp_dbrec is
+ * @sq_log_depth: log2 of the send ring's number of WQEs
+ * @rq_log_depth: log2 of the receive ring's, or 0 with an SRQ
+ * @max_send_sge: SGEs a send WQE may use
+ * @max_recv_sge: SGEs a receive WQE may use
+ * @max_inline: inline bytes a send WQE may carry
+ * @reserved: zero
+ */
+struct shca_create_qp_resp {
+	__aligned_u64 mmap_offset;
+	__u32 mmap_len;
+	__u32 rq_offset;
+	__u32 dbrec_offset;
+	__u32 sq_log_depth;
+	__u32 rq_log_depth;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline;
+	__u32 reserved;
+};
+
+/**
+ * struct shca_create_srq_cmd - driver data of CREATE_SRQ
+ * @comp_mask: zero
+ * @reserved: zero
+ */
+struct shca_create_srq_cmd {
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+/**
+ * struct shca_create_srq_resp - where a new SRQ's rings are
+ * @mmap_offset: offset to mmap() the SRQ's memory at
+ * @mmap_len: bytes of that mapping: WQE slots, index ring, doorbell record
+ * @index_offset: where the index ring (__u32 slot numbers) starts; the
+ *	slots (struct shca_hw_recv_wqe) start at 0
+ * @dbrec_offset: where struct shca_hw_srq_dbrec is
+ * @srqn: the SRQ number
+ * @log_depth: log2 of the number of slots, and of index ring entries
+ * @max_sge: SGEs a WQE may use
+ * @reserved: zero
+ */
+struct shca_create_srq_resp {
+	__aligned_u64 mmap_offset;
+	__u32 mmap_len;
+	__u32 index_offset;
+	__u32 dbrec_offset;
+	__u32 srqn;
+	__u32 log_depth;
+	__u32 max_sge;
+	__u32 reserved;
+};
+
+/*
+ * The rings.  A send WQE is posted by writing it at the send ring's
+ * producer index, storing the new index in the doorbell record (after the
+ * WQE, with release ordering) and ringing the doorbell: a POST_SEND
+ * command with no work requests.  A receive WQE needs no doorbell: the
+ * device reads the receive producer index when a message arrives.  SRQ
+ * WQEs go into a free slot, and the slot's number into the index ring.
+ * A CQE is valid when its owner bit matches the consumer's pass over the
+ * ring; the consumer frees CQEs by storing its index in the CQ's doorbell
+ * record.  The device checks every index and field it reads: a bad one
+ * fails the work request or the QP, never more.
+ */
+#define SHCA_HW_GID_LEN			16
+#define SHCA_HW_MAX_SGE			16
+#define SHCA_HW_MAX_INLINE		256
+#define SHCA_HW_GRH_LEN			40
+#define SHCA_HW_QKEY_PRIVILEGED		0x80000000U
+/**
+ * struct shca_hw_sge - one scatter/gather element
+ * @addr: address, in the MR's address space
+ * @length: bytes
+ * @lkey: the local key of the MR that covers it
+ */
+struct shca_hw_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/**
+ * enum shca_hw_wqe_opcode - what a send WQE asks for
+ * @SHCA_WQE_SEND: send
+ * @SHCA_WQE_SEND_IMM: send with immediate data
+ * @SHCA_WQE_SEND_INV: send and invalidate a remote key
+ * @SHCA_WQE_RDMA_WRITE: RDMA write
+ * @SHCA_WQE_RDMA_WRITE_IMM: RDMA write with immediate data
+ * @SHCA_WQE_RDMA_READ: RDMA read
+ * @SHCA_WQE_ATOMIC_CS: 64-bit compare and swap
+ * @SHCA_WQE_ATOMIC_FA: 64-bit fetch and add
+ * @SHCA_WQE_LOCAL_INV: invalidate a local key
+ * @SHCA_WQE_REG_MR: fast-register a memory region
+ * @SHCA_WQE_NUM_OPCODES: number of opcodes
+ */
+enum shca_hw_wqe_opcode {
+	SHCA_WQE_SEND,
+	SHCA_WQE_SEND_IMM,
+	SHCA_WQE_SEND_INV,
+	SHCA_WQE_RDMA_WRITE,
+	SHCA_WQE_RDMA_WRITE_IMM,
+	SHCA_WQE_RDMA_READ,
+	SHCA_WQE_ATOMIC_CS,
+	SHCA_WQE_ATOMIC_FA,
+	SHCA_WQE_LOCAL_INV,
+	SHCA_WQE_REG_MR,
+	SHCA_WQE_NUM_OPCODES,
+};
+
+#define SHCA_WQE_F_SIGNALED	(1U << 0)
+#define SHCA_WQE_F_SOLICITED	(1U << 1)
+#define SHCA_WQE_F_FENCE	(1U << 2)
+#define SHCA_WQE_F_INLINE	(1U << 3)
+
+/**
+ * struct shca_hw_av - an address vector: where a packet goes
+ * @dgid: destination GID
+ * @flow_label: IPv6 flow label
+ * @sgid_index: source GID table entry
+ * @hop_limit: hop limit or TTL
+ * @traffic_class: traffic class
+ * @sl: service level
+ */
+struct shca_hw_av {
+	__u8 dgid[SHCA_HW_GID_LEN];
+	__u32 flow_label;
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 sl;
+};
+
+/**
+ * struct shca_hw_send_wqe - one send queue entry
+ * @opcode: enum shca_hw_wqe_opcode
+ * @flags: SHCA_WQE_F_*
+ * @num_sge: entries used in @sge, unless inline
+ * @rsvd: zero
+ * @imm_inv: immediate data as the consumer gave it, or the key to invalidate
+ * @inline_len: bytes in @inline_data
+ * @rsvd2: zero
+ * @rdma: RDMA and atomic operations
+ * @rdma.remote_addr: target address, in the remote MR's address space
+ * @rdma.rkey: the remote key
+ * @rdma.rsvd: zero
+ * @rdma.compare_add: compare value, or the addend
+ * @rdma.swap: swap value
+ * @ud: UD and GSI sends
+ * @ud.av: the destination
+ * @ud.remote_qpn: destination QP
+ * @ud.remote_qkey: Q_Key; one with the high bit set means the QP's own
+ * @reg: fast registration
+ * @reg.iova: first address of the region
+ * @reg.length: bytes
+ * @reg.pbl: kernel address of the page list (__u64 per page); REG_MR is
+ *	for kernel QPs only
+ * @reg.key: the key to register; its index names the MPT entry
+ * @reg.access: SHCA_ACCESS_*
+ * @reg.npages: pages in the list
+ * @reg.page_shift: log2 of the page size
+ * @sge: scatter/gather list
+ * @inline_data: the payload itself
+ */
+struct shca_hw_send_wqe {
+	__u8 opcode;
+	__u8 flags;
+	__u8 num_sge;
+	__u8 rsvd;
+	__u32 imm_inv;
+	__u32 inline_len;
+	__u32 rsvd2;
+	union {
+		struct {
+			__u64 remote_addr;
+			__u32 rkey;
+			__u32 rsvd;
+			__u64 compare_add;
+			__u64 swap;
+		} rdma;
+		struct {
+			struct shca_hw_av av;
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+		} ud;
+		struct {
+			__u64 iova;
+			__u64 length;
+			__u64 pbl;
+			__u32 key;
+			__u32 access;
+			__u32 npages;
+			__u32 page_shift;
+		} reg;
+	};
+	union {
+		struct shca_hw_sge sge[SHCA_HW_MAX_SGE];
+		__u8 inline_data[SHCA_HW_MAX_INLINE];
+	};
+};
+
+/**
+ * struct shca_hw_recv_wqe - one receive queue or SRQ entry
+ * @num_sge: entries used in @sge
+ * @rsvd: zero
+ * @sge: scatter list
+ */
+struct shca_hw_recv_wqe {
+	__u32 num_sge;
+	__u32 rsvd[3];
+	struct shca_hw_sge sge[SHCA_HW_MAX_SGE];
+};
+
+/**
+ * enum shca_hw_cqe_opcode - what a CQE completes
+ * @SHCA_CQE_SEND: a send
+ * @SHCA_CQE_RDMA_WRITE: an RDMA write
+ * @SHCA_CQE_RDMA_READ: an RDMA read
+ * @SHCA_CQE_ATOMIC_CS: a compare and swap
+ * @SHCA_CQE_ATOMIC_FA: a fetch and add
+ * @SHCA_CQE_LOCAL_INV: a local invalidation
+ * @SHCA_CQE_REG_MR: a fast registration
+ * @SHCA_CQE_RECV: a received send
+ * @SHCA_CQE_RECV_RDMA_IMM: a received RDMA write with immediate
+ */
+enum shca_hw_cqe_opcode {
+	SHCA_CQE_SEND,
+	SHCA_CQE_RDMA_WRITE,
+	SHCA_CQE_RDMA_READ,
+	SHCA_CQE_ATOMIC_CS,
+	SHCA_CQE_ATOMIC_FA,
+	SHCA_CQE_LOCAL_INV,
+	SHCA_CQE_REG_MR,
+	SHCA_CQE_RECV,
+	SHCA_CQE_RECV_RDMA_IMM,
+};
+
+/**
+ * enum shca_hw_cqe_status - how a work request completed
+ * @SHCA_CQE_OK: success
+ * @SHCA_CQE_LOC_LEN_ERR: a local buffer was too small
+ * @SHCA_CQE_LOC_QP_OP_ERR: the WQE was malformed for its queue
+ * @SHCA_CQE_LOC_PROT_ERR: a local key or access check failed
+ * @SHCA_CQE_WR_FLUSH_ERR: flushed: the QP was in error
+ * @SHCA_CQE_MW_BIND_ERR: a fast registration failed
+ * @SHCA_CQE_REM_INV_REQ_ERR: the responder found the request invalid
+ * @SHCA_CQE_REM_ACCESS_ERR: a remote key or access check failed
+ * @SHCA_CQE_REM_OP_ERR: the responder could not complete the request
+ * @SHCA_CQE_RETRY_EXC_ERR: transport retries exhausted
+ * @SHCA_CQE_RNR_RETRY_EXC_ERR: receiver-not-ready retries exhausted
+ * @SHCA_CQE_NUM_STATUS: number of statuses
+ */
+enum shca_hw_cqe_status {
+	SHCA_CQE_OK,
+	SHCA_CQE_LOC_LEN_ERR,
+	SHCA_CQE_LOC_QP_OP_ERR,
+	SHCA_CQE_LOC_PROT_ERR,
+	SHCA_CQE_WR_FLUSH_ERR,
+	SHCA_CQE_MW_BIND_ERR,
+	SHCA_CQE_REM_INV_REQ_ERR,
+	SHCA_CQE_REM_ACCESS_ERR,
+	SHCA_CQE_REM_OP_ERR,
+	SHCA_CQE_RETRY_EXC_ERR,
+	SHCA_CQE_RNR_RETRY_EXC_ERR,
+	SHCA_CQE_NUM_STATUS,
+};
+
+#define SHCA_CQE_F_IMM		(1U << 0)	/* @imm_inv holds immediate data */
+#define SHCA_CQE_F_INV		(1U << 1)	/* @imm_inv holds the invalidated key */
+#define SHCA_CQE_F_GRH		(1U << 2)	/* a 40-byte header leads the data */
+#define SHCA_CQE_F_SRQ		(1U << 3)	/* @wqe_idx names an SRQ slot */
+
+/**
+ * enum shca_hw_net_type - the network header a UD receive carries
+ * @SHCA_NET_ROCE_V1: RoCE v1: an IB GRH
+ * @SHCA_NET_IPV4: RoCE v2 over IPv4: an IPv4 header in the last 20 bytes
+ * @SHCA_NET_IPV6: RoCE v2 over IPv6: an IPv6 header
+ */
+enum shca_hw_net_type {
+	SHCA_NET_ROCE_V1,
+	SHCA_NET_IPV4,
+	SHCA_NET_IPV6,
+};
+
+/**
+ * struct shca_hw_cqe - one completion queue entry, 32 bytes
+ * @qpn: the QP the completion belongs to
+ * @wqe_idx: the WQE's slot: in the SQ, the RQ, or the SRQ if SHCA_CQE_F_SRQ
+ * @opcode: enum shca_hw_cqe_opcode
+ * @status: enum shca_hw_cqe_status
+ * @byte_len: bytes transferred, for receives and reads
+ * @imm_inv: immediate data or invalidated key, as @flags say
+ * @src_qp: the sender's QP, for UD receives
+ * @flags: SHCA_CQE_F_*
+ * @net_type: enum shca_hw_net_type, with SHCA_CQE_F_GRH
+ * @sl: service level
+ * @rsvd: zero
+ * @rsvd2: zero
+ * @owner: bit 0 is the phase: the device writes 1 on its first pass over
+ *	the ring, 0 on the second, and so on; a CQE whose phase does not
+ *	match the consumer's pass is not valid yet
+ */
+struct shca_hw_cqe {
+	__u32 qpn;
+	__u16 wqe_idx;
+	__u8 opcode;
+	__u8 status;
+	__u32 byte_len;
+	__u32 imm_inv;
+	__u32 src_qp;
+	__u8 flags;
+	__u8 net_type;
+	__u8 sl;
+	__u8 rsvd;
+	__u8 rsvd2[7];
+	__u8 owner;
+};
+
+/**
+ * struct shca_hw_cq_dbrec - a CQ's doorbell record, written by the driver
+ * @ci: consumer index: entries below it are free for the device
+ */
+struct shca_hw_cq_dbrec {
+	__u32 ci;
+};
+
+/**
+ * struct shca_hw_qp_dbrec - a QP's doorbell record, written by the driver
+ * @sq_pi: send queue producer index
+ * @rq_pi: receive queue producer index
+ */
+struct shca_hw_qp_dbrec {
+	__u32 sq_pi;
+	__u32 rq_pi;
+};
+
+/**
+ * struct shca_hw_srq_dbrec - an SRQ's doorbell record
+ * @pi: producer index of the SRQ's index ring
+ */
+struct shca_hw_srq_dbrec {
+	__u32 pi;
+};
+
+#endif /* SHCA_ABI_USER_H */

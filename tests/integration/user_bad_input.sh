@@ -1,0 +1,24 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Bad input from a process gets an error and nothing else: wrong driver
+# data sizes and fields, bogus, stale and other processes' mmap offsets,
+# out-of-range values written into the mapped rings, remote accesses
+# outside an MR's bounds or rights, posting to a QP in RESET.  The harness
+# fails the run on any kernel report; each case ends with traffic flowing.
+. "$(dirname "$0")/../lib.sh"
+
+use_rdma_core
+two_devices
+t=$SHCA_TOP/out/user/shca_uverbs_test
+[ -x "$t" ] || fail "no $t; run scripts/build-user.sh"
+
+failed=0
+for c in udata mmap rings mr reset; do
+	echo "--- $c"
+	timeout 120 "$t" shca0 $c | tee "$SHCA_OUT/uverbs-$c.txt" || failed=1
+	grep -q '^ok ' "$SHCA_OUT/uverbs-$c.txt" || failed=1
+done
+[ $failed -eq 0 ] || fail "$(grep -h '^not ok' "$SHCA_OUT"/uverbs-*.txt)"
+# Nothing of the processes' is left.
+rdma res show qp | grep -q shca_uverbs && fail "QPs left behind"
+echo ok

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The CQ sweep of include/shca/shca_cq_sweep.h, in userspace: the code
+ * libshca sweeps user CQs with, built as libshca builds it.  The same
+ * synthetic rings as the kernel's shca_cq_sweep KUnit suite, random rings
+ * against a reference, and a sweep beside a live writer thread that plays
+ * the device.  Prints one "ok NAME" or "not ok NAME" line per case.
+ *
+ * A ring is a pattern, one letter per published CQE from the consumer
+ * index on: 'V' is the victim's, 'S' the victim's receive on its SRQ, 'R'
+ * its receive without one, lower case a neighbour's ('s' a neighbour's SRQ
+ * receive).  Slots past the pattern hold unpublished bodies, half of them
+ * the victim's, which the sweep must neither remove nor touch.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shca_cq_sweep.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define VICTIM		0x123
+#define UNPUBLISHED	0x2ff
+
+static int failed;
+static char why[256];
+
+static int is_victim(char c)
+{
+	return c == 'V' || c == 'S' || c == 'R';
+}
+
+static void fill(struct shca_hw_cqe *ring, uint32_t log_depth, uint32_t ci,
+		 const char *pattern)
+{
+	uint32_t depth = 1U << log_depth, len = strlen(pattern), j, idx;
+	struct shca_hw_cqe *c;
+
+	for (j = 0; j < depth; j++) {
+		idx = ci + j;
+		c = &ring[idx & (depth - 1)];
+		memset(c, 0, sizeof(*c));
+		c->wqe_idx = j;
+		c->byte_len = 1000 + j;
+		c->imm_inv = 0xabc00000 | j;
+		c->status = j % 3;
+		c->opcode = SHCA_CQE_SEND;
+		if (j >= len) {
+			c->qpn = j & 1 ? VICTIM : UNPUBLISHED;
+			c->owner = (idx >> log_depth) & 1;
+			continue;
+		}
+		c->owner = !((idx >> log_depth) & 1);
+		c->qpn = is_victim(pattern[j]) ? VICTIM : 0x200 + pattern[j];
+		if (pattern[j] == 'S' || pattern[j] == 'R' || pattern[j] == 's')
+			c->opcode = SHCA_CQE_RECV;
+		if (pattern[j] == 'S' || pattern[j] == 's')
+			c->flags = SHCA_CQE_F_SRQ;
+	}
+}
+
+struct slots {
+	uint32_t n;
+	uint32_t slot[64];
+};
+
+static void take_slot(void *ctx, uint32_t slot)
+{
+	struct slots *s = ctx;
+
+	if (s->n < 64)
+		s->slot[s->n++] = slot;
+}
+
+/* Sweep one ring; 0 if everything the sweep promises holds. */
+static int check(uint32_t log_depth, uint32_t ci, const char *pattern)
+{
+	uint32_t depth = 1U << log_depth, mask = depth - 1;
+	uint32_t len = strlen(pattern), victims = 0, k = 0, j, n, idx;
+	size_t body = sizeof(struct shca_hw_cqe) - 1;
+	struct shca_hw_cqe ring[64], before[64], *slot;
+	struct slots got = { 0 };
+	uint32_t want[64];
+
+	fill(ring, log_depth, ci, pattern);
+	memcpy(before, ring, depth * sizeof(*ring));
+	for (j = 0; j < len; j++) {
+		victims += is_victim(pattern[j]);
+		if (pattern[j] == 'S')
+			want[k++] = j & mask;
+	}
+	n = shca_sweep_cq_ring(ring, log_depth, ci, VICTIM, take_slot, &got);
+	if (n != victims) {
+		snprintf(why, sizeof(why), "%s: removed %u of %u", pattern, n,
+			 victims);
+		return 1;
+	}
+	/* The sweep walks newest to oldest: slots come back in reverse. */
+	if (got.n != k) {
+		snprintf(why, sizeof(why), "%s: %u SRQ slots back, %u wanted",
+			 pattern, got.n, k);
+		return 1;
+	}
+	for (j = 0; j < k; j++) {
+		if (got.slot[j] != want[k - 1 - j]) {
+			snprintf(why, sizeof(why), "%s: SRQ slot %u", pattern,
+				 j);
+			return 1;
+		}
+	}
+	k = 0;
+	for (j = 0; j < len; j++) {
+		if (is_victim(pattern[j]))
+			continue;
+		idx = ci + n + k++;
+		slot = &ring[idx & mask];
+		if (memcmp(slot, &before[(ci + j) & mask], body) ||
+		    slot->owner != !((idx >> log_depth) & 1)) {
+			snprintf(why, sizeof(why), "%s: survivor %u", pattern,
+				 j);
+			return 1;
+		}
+	}
+	for (j = 0; j < depth; j++) {
+		idx = ci + n + j;
+		if (!shca_cqe_published(ring, log_depth, idx))
+			break;
+	}
+	if (j != len - victims) {
+		snprintf(why, sizeof(why), "%s: %u valid after the sweep",
+			 pattern, j);
+		return 1;
+	}
+	for (j = len; j < depth; j++) {
+		if (memcmp(&ring[(ci + j) & mask], &before[(ci + j) & mask],
+			   sizeof(*ring))) {
+			snprintf(why, sizeof(why), "%s: unpublished %u touched",
+				 pattern, j);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void report(const char *name, int bad)
+{
+	if (bad) {
+		printf("not ok %s # %s\n", name, why);
+		failed++;
+	} else {
+		printf("ok %s\n", name);
+	}
+}
+
+static const struct {
+	const char *name;
+	uint32_t log_depth;
+	uint32_t ci;
+	const char *pattern;
+} cases[] = {
+	{ "empty",		3, 0,		"" },
+	{ "none",		3, 0,		"abab" },
+	{ "head",		3, 0,		"Vab" },
+	{ "middle",		3, 0,		"aVb" },
+	{ "tail",		3, 0,		"abV" },
+	{ "all",		3, 0,		"VVVV" },
+	{ "head_run",		3, 2,		"VVVab" },
+	{ "wrap",		3, 45,		"aVbVcV" },
+	{ "full",		3, 3,		"aVVbcVdV" },
+	{ "full_all",		2, 6,		"VVVV" },
+	{ "full_none",		2, 6,		"abcd" },
+	{ "interleaved",	5, 20,		"aVbVcVdVeVfVgVhVaVbVcVdV" },
+	{ "index_wrap",		2, 0xfffffffe,	"aVbV" },
+	{ "one_slot",		1, 1,		"V" },
+	{ "two_full",		1, 7,		"aV" },
+	{ "srq",		3, 5,		"SaSRsVbS" },
+	{ "srq_neighbour_only",	3, 0,		"ssa" },
+};
+
+static int random_rings(void)
+{
+	static const char letters[] = "VVabcSsR";
+	char pattern[65];
+	uint32_t i, ld, len, j;
+
+	srandom(0x5ca1ab1e);
+	for (i = 0; i < 5000; i++) {
+		ld = 1 + random() % 6;
+		len = random() % ((1U << ld) + 1);
+		for (j = 0; j < len; j++)
+			pattern[j] = letters[random() % (sizeof(letters) - 1)];
+		pattern[len] = '\0';
+		if (check(ld, (uint32_t)random() * 2654435761U, pattern))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Beside a live device: a writer thread publishes CQEs of a victim and
+ * two neighbours in ring order, body first, owner byte last with release;
+ * the victim is fenced (the writer stops writing for it) and then swept
+ * while the writer goes on for the neighbours.  The consumer must then see
+ * every neighbour CQE exactly once and in order, and no victim CQE.
+ */
+#define LIVE_LOG	6
+#define LIVE_TOTAL	200000
+
+struct live {
+	struct shca_hw_cqe ring[1U << LIVE_LOG];
+	uint32_t ci;			/* consumer index, shared with writer */
+	int fenced;			/* no more victim CQEs, please */
+	int fence_acked;		/* none is being written any more */
+	uint32_t victims_written;
+};
+
+static void *live_writer(void *arg)
+{
+	struct live *l = arg;
+	uint32_t depth = 1U << LIVE_LOG, pi = 0, seq[2] = { 0, 0 }, r = 1;
+	struct shca_hw_cqe *c;
+	int who;
+
+	while (seq[0] + seq[1] < LIVE_TOTAL) {
+		r = r * 1103515245 + 12345;
+		who = (r >> 16) % 3;
+		if (__atomic_load_n(&l->fenced, __ATOMIC_ACQUIRE)) {
+			/* The fence: between two CQE writes, never in one. */
+			__atomic_store_n(&l->fence_acked, 1, __ATOMIC_RELEASE);
+			if (who == 2)
+				who = (r >> 20) & 1;
+		}
+		if (pi - __atomic_load_n(&l->ci, __ATOMIC_ACQUIRE) >= depth)
+			continue;	/* full: the consumer catches up */
+		c = &l->ring[pi & (depth - 1)];
+		c->qpn = who == 2 ? VICTIM : 0x200 + who;
+		c->wqe_idx = who == 2 ? 0 : seq[who] & 0xffff;
+		c->byte_len = who == 2 ? 0 : seq[who];
+		if (who == 2)
+			l->victims_written++;
+		else
+			seq[who]++;
+		__atomic_store_n(&c->owner, !((pi >> LIVE_LOG) & 1),
+				 __ATOMIC_RELEASE);
+		pi++;
+	}
+	return NULL;
+}
+
+static int live_sweep(void)
+{
+	struct live *l = calloc(1, sizeof(*l));
+	uint32_t next[2] = { 0, 0 }, polled = 0, victims_after = 0, n;
+	struct shca_hw_cqe *c;
+	pthread_t t;
+	int swept = 0;
+
+	if (!l)
+		return 1;
+	pthread_create(&t, NULL, live_writer, l);
+	while (next[0] + next[1] < LIVE_TOTAL) {
+		if (!swept && polled > LIVE_TOTAL / 4 &&
+		    shca_cqe_published(l->ring, LIVE_LOG,
+				       l->ci + (1U << LIVE_LOG) - 1)) {
+			/* A full ring: plenty of the victim's to sweep. */
+			__atomic_store_n(&l->fenced, 1, __ATOMIC_RELEASE);
+			/* A fence waits out the device's write in flight. */
+			while (!__atomic_load_n(&l->fence_acked,
+						__ATOMIC_ACQUIRE))
+				;
+			n = shca_sweep_cq_ring(l->ring, LIVE_LOG, l->ci, VICTIM,
+					       NULL, NULL);
+			__atomic_store_n(&l->ci, l->ci + n, __ATOMIC_RELEASE);
+			swept = n;
+			if (!n) {
+				snprintf(why, sizeof(why), "nothing swept");
+				break;
+			}
+			continue;
+		}
+		if (!shca_cqe_published(l->ring, LIVE_LOG, l->ci))
+			continue;
+		c = &l->ring[l->ci & ((1U << LIVE_LOG) - 1)];
+		if (c->qpn == VICTIM) {
+			victims_after += !!swept;
+		} else if (c->qpn == 0x200 || c->qpn == 0x201) {
+			if (c->byte_len != next[c->qpn - 0x200]) {
+				snprintf(why, sizeof(why),
+					 "neighbour %u: CQE %u, expected %u",
+					 c->qpn - 0x200, c->byte_len,
+					 next[c->qpn - 0x200]);
+				break;
+			}
+			next[c->qpn - 0x200]++;
+		}
+		polled++;
+		__atomic_store_n(&l->ci, l->ci + 1, __ATOMIC_RELEASE);
+	}
+	pthread_join(t, NULL);
+	n = next[0] + next[1];
+	free(l);
+	if (n != LIVE_TOTAL)
+		return 1;
+	printf("# %d victim CQEs swept from a full ring beside the writer\n",
+	       swept);
+	if (victims_after) {
+		snprintf(why, sizeof(why), "%u victim CQEs after the sweep",
+			 victims_after);
+		return 1;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	char name[64];
+	size_t i;
+
+	if (sizeof(struct shca_hw_cqe) != 32 ||
+	    offsetof(struct shca_hw_cqe, owner) != 31) {
+		printf("not ok cqe_layout\n");
+		return 1;
+	}
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		snprintf(name, sizeof(name), "ring_%s", cases[i].name);
+		report(name, check(cases[i].log_depth, cases[i].ci,
+				   cases[i].pattern));
+	}
+	report("random_rings", random_rings());
+	report("beside_a_live_writer", live_sweep());
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca_uverbs_test: what a process can do to shca, good and bad.
+ *
+ *   shca_uverbs_test DEV udata      wrong driver data sizes and fields
+ *   shca_uverbs_test DEV mmap       bogus, stale and other processes' offsets
+ *   shca_uverbs_test DEV rings      out-of-range values written into rings
+ *   shca_uverbs_test DEV mr         remote access against MR bounds, rights
+ *   shca_uverbs_test DEV reset      posting to a QP in RESET
+ *   shca_uverbs_test DEV teardown   destroy and reset with a shared CQ
+ *   shca_uverbs_test DEV hold       set up traffic, say "ready", wait to die
+ *
+ * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
+ * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
+ * Bad input must get an error (or an error completion) and nothing else:
+ * the kernel log is checked for reports by the harness, and every run ends
+ * by showing the device still carries traffic.
+ *
+ * It reaches under libshca (struct shca_qp and friends) to write into the
+ * mapped rings directly, as a buggy or hostile process could.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "shca.h"
+#include "shca_cq_sweep.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define GIDX	3
+#define BUFSZ	65536
+
+static int failures;
+static const char *devname;
+
+#define CHECK(cond, name, ...) check(!!(cond), name, __VA_ARGS__)
+
+static void check(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		printf("ok %s\n", name);
+		return;
+	}
+	failures++;
+	printf("not ok %s # ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "shca_uverbs_test: %s: %s\n", what, strerror(errno));
+	exit(100);
+}
+
+static struct ibv_context *open_dev(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	if (!list)
+		die("ibv_get_device_list");
+	for (i = 0; list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), devname))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx)
+		die(devname);
+	return ctx;
+}
+
+/* --- a connected RC pair in loopback ------------------------------------ */
+
+struct pair {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *a, *b;
+	struct ibv_mr *mr;
+	char *buf;
+};
+
+static struct ibv_qp *new_qp(struct pair *p, struct ibv_cq *cq,
+			     enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
+			 .max_send_sge = 4, .max_recv_sge = 4,
+			 .max_inline_data = 64 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(p->pd, &init);
+
+	if (!qp)
+		die("ibv_create_qp");
+	return qp;
+}
+
+/* RESET -> INIT -> RTR -> RTS, connected to @dest_qpn on this device. */
+static int connect_qp(struct pair *p, struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	union ibv_gid gid;
+
+	if (ibv_query_gid(p->ctx, 1, GIDX, &gid))
+		return -1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = GIDX;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 10;
+	a.retry_cnt = 1;
+	a.rnr_retry = 1;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int reset_qp(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+static void pair_open(struct pair *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ctx = open_dev();
+	p->pd = ibv_alloc_pd(p->ctx);
+	p->cq = ibv_create_cq(p->ctx, 256, NULL, NULL, 0);
+	p->buf = aligned_alloc(4096, BUFSZ);
+	if (!p->pd || !p->cq || !p->buf)
+		die("pair resources");
+	memset(p->buf, 0, BUFSZ);
+	p->mr = ibv_reg_mr(p->pd, p->buf, BUFSZ, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
+	if (!p->mr)
+		die("ibv_reg_mr");
+	p->a = new_qp(p, p->cq, IBV_QPT_RC);
+	p->b = new_qp(p, p->cq, IBV_QPT_RC);
+	if (connect_qp(p, p->a, p->b->qp_num) ||
+	    connect_qp(p, p->b, p->a->qp_num))
+		die("connect");
+}
+
+static void pair_close(struct pair *p)
+{
+	if (ibv_destroy_qp(p->a) || ibv_destroy_qp(p->b) ||
+	    ibv_dereg_mr(p->mr) || ibv_destroy_cq(p->cq) ||
+	    ibv_dealloc_pd(p->pd) || ibv_close_device(p->ctx))
+		die("pair teardown");
+	free(p->buf);
+}
+
+/* Poll until one completion arrives, for up to five seconds. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	int i, n;
+
+	for (i = 0; i < 500000; i++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+		if (i > 1000)
+			usleep(10);
+	}
+	return 0;
+}
+
+static int post_recv(struct ibv_qp *qp, struct ibv_mr *mr, void *addr,
+		     uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
+		     struct ibv_mr *mr, void *addr, uint32_t len,
+		     uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	}
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* The device still works: a send and an RDMA write, checked byte by byte. */
+static void traffic_ok(const char *name)
+{
+	struct ibv_wc wc;
+	struct pair p;
+	int got = 0, i;
+
+	pair_open(&p);
+	snprintf(p.buf + 4096, 64, "shca says hello");
+	post_recv(p.b, p.mr, p.buf + 8192, 64, 1);
+	post_send(p.a, IBV_WR_SEND, p.mr, p.buf + 4096, 16, 0, 0, 2);
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf + 4096, 16,
+		  (uintptr_t)p.buf + 12288, p.mr->rkey, 3);
+	for (i = 0; i < 3 && poll_one(p.cq, &wc); i++)
+		got += wc.status == IBV_WC_SUCCESS;
+	CHECK(got == 3 && !strcmp(p.buf + 8192, "shca says hello") &&
+	      !strcmp(p.buf + 12288, "shca says hello"), name,
+	      "%d of 3 completions", got);
+	pair_close(&p);
+}
+
+/* --- udata -------------------------------------------------------------- */
+
+struct cq_cmd {
+	struct ibv_create_cq ibv_cmd;
+	struct shca_create_cq_cmd drv;
+	uint32_t extra[4];
+};
+
+struct cq_resp {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct shca_create_cq_resp drv;
+};
+
+static int raw_cq(struct ibv_context *ctx, struct verbs_cq *vcq,
+		  struct cq_cmd *cmd, size_t cmd_size, struct cq_resp *resp,
+		  size_t resp_size)
+{
+	memset(vcq, 0, sizeof(*vcq));
+	return ibv_cmd_create_cq(ctx, 16, NULL, 0, &vcq->cq, &cmd->ibv_cmd,
+				 cmd_size, &resp->ibv_resp, resp_size);
+}
+
+/* GET_CONTEXT through write(2) on a fresh file: driver data checked. */
+static int raw_get_context(int extra_in, int short_out)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+		uint64_t drv[2];
+	} req = {};
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct shca_alloc_ucontext_resp drv;
+	} resp;
+	char path[64], name[64];
+	int fd, i, ret = -1;
+	FILE *f;
+
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband_verbs/uverbs%d/ibdev", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%63s", name) == 1 && !strcmp(name, devname)) {
+			fclose(f);
+			break;
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/dev/infiniband/uverbs%d", i);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		die(path);
+	req.hdr.command = IB_USER_VERBS_CMD_GET_CONTEXT;
+	req.hdr.in_words = (sizeof(req.hdr) + sizeof(req.cmd) +
+			    (extra_in ? sizeof(req.drv) : 0)) / 4;
+	req.hdr.out_words = (sizeof(resp) - (short_out ? 8 : 0)) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	if (extra_in)
+		req.drv[1] = 0xdeadbeef;
+	if (write(fd, &req, req.hdr.in_words * 4) == req.hdr.in_words * 4)
+		ret = 0;
+	else
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+static void test_udata(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	size_t core = sizeof(struct ibv_create_cq);
+	struct cq_cmd cmd = {};
+	struct cq_resp resp;
+	struct verbs_cq vcq;
+	int ret;
+
+	if (!pd || !cq)
+		die("udata resources");
+	ret = raw_get_context(1, 0);
+	CHECK(ret == EOPNOTSUPP, "get_context_unknown_trailing_data",
+	      "got %s", strerror(ret));
+	ret = raw_get_context(0, 1);
+	CHECK(ret == EINVAL, "get_context_short_response", "got %s",
+	      strerror(ret));
+	ret = raw_get_context(0, 0);
+	CHECK(ret == 0, "get_context_right_sizes", "got %s", strerror(ret));
+
+	ret = raw_cq(ctx, &vcq, &cmd, core, &resp, sizeof(resp));
+	CHECK(ret == EINVAL, "create_cq_no_driver_data", "got %s",
+	      strerror(ret));
+	ret = raw_cq(ctx, &vcq, &cmd, core + 4, &resp, sizeof(resp));
+	CHECK(ret == EINVAL, "create_cq_short_driver_data", "got %s",
+	      strerror(ret));
+	cmd.drv.reserved = 1;
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, sizeof(resp));
+	CHECK(ret == EOPNOTSUPP, "create_cq_reserved_set", "got %s",
+	      strerror(ret));
+	cmd.drv.reserved = 0;
+	cmd.drv.comp_mask = 1;
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, sizeof(resp));
+	CHECK(ret == EOPNOTSUPP, "create_cq_comp_mask_set", "got %s",
+	      strerror(ret));
+	cmd.drv.comp_mask = 0;
+	cmd.extra[2] = 7;
+	ret = raw_cq(ctx, &vcq, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	CHECK(ret == EOPNOTSUPP, "create_cq_unknown_trailing_data", "got %s",
+	      strerror(ret));
+	cmd.extra[2] = 0;
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, sizeof(resp) - 4);
+	CHECK(ret == EINVAL, "create_cq_short_response", "got %s",
+	      strerror(ret));
+	/* Zeros past the known fields are fine: a newer library's. */
+	ret = raw_cq(ctx, &vcq, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	CHECK(ret == 0 && resp.drv.log_depth >= 4 && resp.drv.mmap_len,
+	      "create_cq_trailing_zeros", "got %s", strerror(ret));
+	if (!ret)
+		ibv_cmd_destroy_cq(&vcq.cq);
+
+	/* The same rules for QPs and SRQs. */
+	{
+		struct {
+			struct ibv_create_qp ibv_cmd;
+			struct shca_create_qp_cmd drv;
+		} qcmd = {};
+		struct {
+			struct ib_uverbs_create_qp_resp ibv_resp;
+			struct shca_create_qp_resp drv;
+		} qresp;
+		struct ibv_qp_init_attr_ex attr = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+			.cap = { 8, 8, 1, 1, 0 },
+			.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+		};
+		struct verbs_qp vqp = {};
+
+		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
+					   sizeof(qcmd) - 4, &qresp.ibv_resp,
+					   sizeof(qresp));
+		CHECK(ret == EINVAL, "create_qp_short_driver_data", "got %s",
+		      strerror(ret));
+		qcmd.drv.reserved = 0x100;
+		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
+					   sizeof(qcmd), &qresp.ibv_resp,
+					   sizeof(qresp));
+		CHECK(ret == EOPNOTSUPP, "create_qp_reserved_set", "got %s",
+		      strerror(ret));
+		qcmd.drv.reserved = 0;
+		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
+					   sizeof(qcmd), &qresp.ibv_resp,
+					   sizeof(qresp) - 8);
+		CHECK(ret == EINVAL, "create_qp_short_response", "got %s",
+		      strerror(ret));
+	}
+	{
+		struct {
+			struct ibv_create_srq ibv_cmd;
+			struct shca_create_srq_cmd drv;
+		} scmd = {};
+		struct {
+			struct ib_uverbs_create_srq_resp ibv_resp;
+			struct shca_create_srq_resp drv;
+		} sresp;
+		struct ibv_srq_init_attr attr = { .attr = { 16, 1, 0 } };
+		struct verbs_srq vsrq = {};
+
+		scmd.drv.comp_mask = 2;
+		ret = ibv_cmd_create_srq(pd, &vsrq.srq, &attr, &scmd.ibv_cmd,
+					 sizeof(scmd), &sresp.ibv_resp,
+					 sizeof(sresp));
+		CHECK(ret == EOPNOTSUPP, "create_srq_comp_mask_set", "got %s",
+		      strerror(ret));
+		scmd.drv.comp_mask = 0;
+		ret = ibv_cmd_create_srq(pd, &vsrq.srq, &attr, &scmd.ibv_cmd,
+					 sizeof(scmd) - 8, &sresp.ibv_resp,
+					 sizeof(sresp));
+		CHECK(ret == EINVAL, "create_srq_no_driver_data", "got %s",
+		      strerror(ret));
+	}
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+}
+
+/* --- mmap --------------------------------------------------------------- */
+
+static int try_map(int fd, uint64_t off, size_t len, int flags)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, off);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, len);
+	return 0;
+}
+
+static void test_mmap(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct cq_cmd cmd = {};
+	struct cq_resp resp;
+	struct verbs_cq vcq;
+	uint64_t off, child_off = 0;
+	int fd = ctx->cmd_fd, ret, pipefd[2], gofd[2];
+	size_t len;
+	pid_t pid;
+	char c;
+
+	if (raw_cq(ctx, &vcq, &cmd, sizeof(cmd.ibv_cmd) + 8, &resp,
+		   sizeof(resp)))
+		die("raw CQ");
+	off = resp.drv.mmap_offset;
+	len = resp.drv.mmap_len;
+	ret = try_map(fd, off, len, MAP_SHARED);
+	CHECK(ret == 0, "mmap_own_offset", "got %s", strerror(ret));
+	ret = try_map(fd, off, len, MAP_PRIVATE);
+	CHECK(ret == EINVAL, "mmap_private", "got %s", strerror(ret));
+	ret = try_map(fd, off, len + 4096, MAP_SHARED);
+	CHECK(ret == EINVAL, "mmap_too_long", "got %s", strerror(ret));
+	ret = try_map(fd, off, len - 4096, MAP_SHARED);
+	CHECK(ret == EINVAL, "mmap_too_short", "got %s", strerror(ret));
+	ret = try_map(fd, off + 4096, len - 4096, MAP_SHARED);
+	CHECK(ret == EINVAL, "mmap_inside_a_buffer", "got %s", strerror(ret));
+	ret = try_map(fd, 0x7654321000ULL, 4096, MAP_SHARED);
+	CHECK(ret == EINVAL, "mmap_bogus_offset", "got %s", strerror(ret));
+	ibv_cmd_destroy_cq(&vcq.cq);
+	ret = try_map(fd, off, len, MAP_SHARED);
+	CHECK(ret == EINVAL, "mmap_destroyed_object", "got %s",
+	      strerror(ret));
+
+	/* Another process's offset names nothing on this context. */
+	if (pipe(pipefd) || pipe(gofd))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		struct ibv_context *cctx = open_dev();
+		struct verbs_cq cq[4];
+		int i;
+
+		for (i = 0; i < 4; i++)
+			if (raw_cq(cctx, &cq[i], &cmd, sizeof(cmd.ibv_cmd) + 8,
+				   &resp, sizeof(resp)))
+				_exit(1);
+		if (write(pipefd[1], &resp.drv.mmap_offset, 8) != 8 ||
+		    read(gofd[0], &c, 1) != 1)
+			_exit(1);
+		for (i = 0; i < 4; i++)
+			ibv_cmd_destroy_cq(&cq[i].cq);
+		ibv_close_device(cctx);
+		_exit(0);
+	}
+	if (read(pipefd[0], &child_off, 8) != 8)
+		die("child");
+	ret = try_map(fd, child_off, resp.drv.mmap_len, MAP_SHARED);
+	CHECK(ret == EINVAL, "mmap_other_process_offset", "offset %#llx: %s",
+	      (unsigned long long)child_off, strerror(ret));
+	if (write(gofd[1], "x", 1) != 1)
+		die("child");
+	waitpid(pid, &ret, 0);
+	CHECK(WIFEXITED(ret) && !WEXITSTATUS(ret), "mmap_other_process_ran",
+	      "child status %#x", ret);
+	ibv_close_device(ctx);
+}
+
+/* --- rings -------------------------------------------------------------- */
+
+static struct shca_qp *sqp(struct ibv_qp *qp)
+{
+	return container_of(qp, struct shca_qp, vqp.qp);
+}
+
+/* Write one raw send WQE at the producer index and ring the doorbell. */
+static void raw_send(struct ibv_qp *qp, const struct shca_hw_send_wqe *w,
+		     uint64_t wr_id)
+{
+	struct shca_qp *q = sqp(qp);
+	uint32_t mask = (1U << q->sq.log_depth) - 1;
+	struct ibv_send_wr *bad;
+
+	memcpy((struct shca_hw_send_wqe *)q->sq.ring + (q->sq.pi & mask), w,
+	       sizeof(*w));
+	q->sq.wrid[q->sq.pi & mask] = wr_id;
+	q->sq.pi++;
+	__atomic_store_n(&q->dbrec->sq_pi, q->sq.pi, __ATOMIC_RELEASE);
+	ibv_cmd_post_send(qp, NULL, &bad);
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		return -1;
+	return a.qp_state;
+}
+
+/* A raw WQE must complete with @want, on a pair reset for each case. */
+static void bad_wqe(struct pair *p, const char *name,
+		    struct shca_hw_send_wqe *w, enum ibv_wc_status want)
+{
+	struct ibv_wc wc = {};
+	int n;
+
+	raw_send(p->a, w, 77);
+	n = poll_one(p->cq, &wc);
+	CHECK(n == 1 && wc.status == want && wc.wr_id == 77 &&
+	      wc.qp_num == p->a->qp_num, name, "n %d status %s wr_id %llu",
+	      n, ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
+	/* The QP is in error now: start it over. */
+	while (ibv_poll_cq(p->cq, 1, &wc) > 0)
+		;
+	if (reset_qp(p->a) || reset_qp(p->b) ||
+	    connect_qp(p, p->a, p->b->qp_num) ||
+	    connect_qp(p, p->b, p->a->qp_num))
+		die("reconnect");
+}
+
+static void test_rings(void)
+{
+	struct shca_hw_send_wqe w;
+	struct ibv_async_event ev;
+	struct shca_qp *q;
+	struct ibv_wc wc;
+	struct pair p;
+	int n;
+
+	pair_open(&p);
+	memset(&w, 0, sizeof(w));
+	w.opcode = 99;
+	w.flags = SHCA_WQE_F_SIGNALED;
+	bad_wqe(&p, "ring_bad_opcode", &w, IBV_WC_LOC_QP_OP_ERR);
+
+	memset(&w, 0, sizeof(w));
+	w.opcode = SHCA_WQE_SEND;
+	w.flags = SHCA_WQE_F_SIGNALED;
+	w.num_sge = 200;
+	bad_wqe(&p, "ring_too_many_sges", &w, IBV_WC_LOC_QP_OP_ERR);
+
+	w.num_sge = 0;
+	w.flags |= SHCA_WQE_F_INLINE;
+	w.inline_len = 100000;
+	bad_wqe(&p, "ring_inline_too_long", &w, IBV_WC_LOC_QP_OP_ERR);
+
+	memset(&w, 0, sizeof(w));
+	w.opcode = SHCA_WQE_SEND;
+	w.flags = SHCA_WQE_F_SIGNALED;
+	w.num_sge = 1;
+	w.sge[0].addr = (uintptr_t)p.buf;
+	w.sge[0].length = 64;
+	w.sge[0].lkey = p.mr->lkey ^ 0x5a5a00;
+	bad_wqe(&p, "ring_bad_lkey", &w, IBV_WC_LOC_PROT_ERR);
+
+	w.sge[0].lkey = p.mr->lkey;
+	w.sge[0].addr = (uintptr_t)p.buf + BUFSZ - 8;
+	bad_wqe(&p, "ring_sge_past_the_mr", &w, IBV_WC_LOC_PROT_ERR);
+
+	/* Fast registration names a kernel page list: never for a process. */
+	memset(&w, 0, sizeof(w));
+	w.opcode = SHCA_WQE_REG_MR;
+	w.flags = SHCA_WQE_F_SIGNALED;
+	w.reg.pbl = 0xffff888000000000ULL;
+	w.reg.npages = 1;
+	w.reg.page_shift = 12;
+	w.reg.length = 4096;
+	w.reg.key = p.mr->lkey;
+	w.reg.access = 0xf;
+	bad_wqe(&p, "ring_reg_mr_refused", &w, IBV_WC_LOC_QP_OP_ERR);
+
+	memset(&w, 0, sizeof(w));
+	w.opcode = SHCA_WQE_LOCAL_INV;
+	w.flags = SHCA_WQE_F_SIGNALED;
+	w.imm_inv = p.mr->lkey;
+	bad_wqe(&p, "ring_local_inv_refused", &w, IBV_WC_LOC_QP_OP_ERR);
+
+	/* A producer index the ring cannot hold: the QP fails, alone. */
+	q = sqp(p.a);
+	__atomic_store_n(&q->dbrec->sq_pi, q->sq.pi + 100000,
+			 __ATOMIC_RELEASE);
+	{
+		struct ibv_send_wr *bad;
+
+		ibv_cmd_post_send(p.a, NULL, &bad);
+	}
+	n = 0;
+	while (n++ < 5000 && qp_state(p.a) != IBV_QPS_ERR)
+		usleep(1000);
+	CHECK(qp_state(p.a) == IBV_QPS_ERR, "ring_sq_pi_out_of_range",
+	      "QP state %d", qp_state(p.a));
+	{
+		/* Earlier cases raised access errors: find the fatal one. */
+		struct pollfd pfd = { p.ctx->async_fd, POLLIN, 0 };
+		int fatal = 0;
+
+		while (!fatal && poll(&pfd, 1, 5000) == 1 &&
+		       !ibv_get_async_event(p.ctx, &ev)) {
+			fatal = ev.event_type == IBV_EVENT_QP_FATAL &&
+				ev.element.qp == p.a;
+			ibv_ack_async_event(&ev);
+		}
+		CHECK(fatal, "ring_sq_pi_fatal_event", "no QP fatal event");
+	}
+	q->sq.pi = 0;
+	if (reset_qp(p.a) || reset_qp(p.b) ||
+	    connect_qp(&p, p.a, p.b->qp_num) ||
+	    connect_qp(&p, p.b, p.a->qp_num))
+		die("reconnect");
+
+	/* A receive WQE with too many SGEs fails the receive. */
+	{
+		struct shca_qp *r = sqp(p.b);
+		struct shca_hw_recv_wqe *rw = r->rq.ring;
+
+		memset(rw, 0, sizeof(*rw));
+		rw->num_sge = 1000;
+		r->rq.wrid[0] = 88;
+		r->rq.pi = 1;
+		__atomic_store_n(&r->dbrec->rq_pi, 1, __ATOMIC_RELEASE);
+		post_send(p.a, IBV_WR_SEND, p.mr, p.buf, 8, 0, 0, 9);
+		n = 0;
+		while (poll_one(p.cq, &wc) && n < 4) {
+			n++;
+			if (wc.wr_id == 88)
+				break;
+		}
+		CHECK(wc.wr_id == 88 && wc.status != IBV_WC_SUCCESS,
+		      "ring_recv_too_many_sges", "wr_id %llu status %s",
+		      (unsigned long long)wc.wr_id,
+		      ibv_wc_status_str(wc.status));
+	}
+	pair_close(&p);
+	traffic_ok("rings_device_still_works");
+}
+
+/* --- MR bounds and rights ----------------------------------------------- */
+
+static void test_mr(void)
+{
+	struct ibv_mr *ro, *small;
+	struct ibv_wc wc;
+	struct pair p;
+	char *rbuf;
+	int n;
+
+	pair_open(&p);
+	rbuf = aligned_alloc(4096, 8192);
+	ro = ibv_reg_mr(p.pd, rbuf, 8192, IBV_ACCESS_LOCAL_WRITE);
+	small = ibv_reg_mr(p.pd, rbuf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
+	if (!rbuf || !ro || !small)
+		die("MRs");
+	struct {
+		const char *name;
+		enum ibv_wr_opcode op;
+		struct ibv_mr *mr;
+		uint64_t off;
+		uint32_t len;
+	} cases[] = {
+		{ "mr_write_without_remote_write", IBV_WR_RDMA_WRITE, ro, 0, 64 },
+		{ "mr_read_without_remote_read", IBV_WR_RDMA_READ, ro, 0, 64 },
+		{ "mr_atomic_without_remote_atomic",
+		  IBV_WR_ATOMIC_FETCH_AND_ADD, ro, 0, 8 },
+		{ "mr_write_past_the_end", IBV_WR_RDMA_WRITE, small, 4090, 64 },
+		{ "mr_read_before_the_start", IBV_WR_RDMA_READ, small,
+		  (uint64_t)-64, 64 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		post_send(p.a, cases[i].op, p.mr, p.buf, cases[i].len,
+			  (uintptr_t)rbuf + cases[i].off, cases[i].mr->rkey,
+			  i);
+		n = poll_one(p.cq, &wc);
+		CHECK(n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+		      cases[i].name, "n %d status %s", n,
+		      ibv_wc_status_str(wc.status));
+		while (ibv_poll_cq(p.cq, 1, &wc) > 0)
+			;
+		if (reset_qp(p.a) || reset_qp(p.b) ||
+		    connect_qp(&p, p.a, p.b->qp_num) ||
+		    connect_qp(&p, p.b, p.a->qp_num))
+			die("reconnect");
+	}
+	/* Inside the bounds with the rights: it works. */
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 64,
+		  (uintptr_t)rbuf + 4096 - 64, small->rkey, 50);
+	n = poll_one(p.cq, &wc);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "mr_write_at_the_end",
+	      "n %d status %s", n, ibv_wc_status_str(wc.status));
+	ibv_dereg_mr(ro);
+	ibv_dereg_mr(small);
+	free(rbuf);
+	pair_close(&p);
+}
+
+/* --- posting in RESET --------------------------------------------------- */
+
+static void test_reset(void)
+{
+	struct shca_hw_send_wqe w = { .opcode = SHCA_WQE_SEND,
+				      .flags = SHCA_WQE_F_SIGNALED };
+	struct ibv_send_wr *bad;
+	struct shca_qp *q;
+	struct ibv_wc wc;
+	struct pair p;
+	int ret;
+
+	pair_open(&p);
+	if (reset_qp(p.a))
+		die("reset");
+	ret = post_send(p.a, IBV_WR_SEND, p.mr, p.buf, 8, 0, 0, 1);
+	CHECK(ret == EINVAL, "reset_post_send", "got %s", strerror(ret));
+	ret = post_recv(p.a, p.mr, p.buf, 8, 1);
+	CHECK(ret == EINVAL, "reset_post_recv", "got %s", strerror(ret));
+	/* Around the library: the kernel refuses the doorbell. */
+	q = sqp(p.a);
+	memcpy(q->sq.ring, &w, sizeof(w));
+	q->sq.wrid[0] = 666;
+	q->sq.pi = 1;
+	__atomic_store_n(&q->dbrec->sq_pi, 1, __ATOMIC_RELEASE);
+	ret = ibv_cmd_post_send(p.a, NULL, &bad);
+	CHECK(ret == EINVAL, "reset_doorbell", "got %s", strerror(ret));
+	/*
+	 * And what was written meanwhile never runs: leaving RESET, the
+	 * device starts after it, so the first completion is the next send.
+	 */
+	if (connect_qp(&p, p.a, p.b->qp_num))
+		die("connect");
+	post_recv(p.b, p.mr, p.buf, 64, 2);
+	post_send(p.a, IBV_WR_SEND, p.mr, p.buf, 8, 0, 0, 1);
+	ret = poll_one(p.cq, &wc);
+	if (ret && wc.qp_num != p.a->qp_num)
+		ret = poll_one(p.cq, &wc);
+	CHECK(ret == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
+	      "reset_leftovers_never_run", "first completion wr_id %llu %s",
+	      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	pair_close(&p);
+}
+
+/* CQEs published and not yet polled, as the mapped ring shows them. */
+static uint32_t cq_pending(struct ibv_cq *ibcq)
+{
+	struct shca_cq *cq = container_of(ibcq, struct shca_cq, vcq.cq);
+	uint32_t n = 0;
+
+	pthread_spin_lock(&cq->lock);
+	while (n < (1U << cq->log_depth) &&
+	       shca_cqe_published(cq->ring, cq->log_depth, cq->ci + n))
+		n++;
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/* --- teardown with a shared CQ ------------------------------------------ */
+
+#define NEIGHBOURS	3
+#define ROUNDS		8
+#define DEPTH		32
+
+/*
+ * Neighbour pairs and a victim pair share one CQ.  Each round queues sends
+ * on all of them, lets the CQ fill without polling, then destroys (or
+ * resets) the victim and polls everything: no completion may name the
+ * victim, and each neighbour's completions arrive exactly once, in order.
+ * The victim's QPN is then reissued at once (debugfs next_qpn) to a fresh
+ * QP, which must not inherit a completion.
+ */
+static void test_teardown(void)
+{
+	char knob[128];
+	struct ibv_qp *tx[NEIGHBOURS + 1], *rx[NEIGHBOURS + 1];
+	uint64_t next[NEIGHBOURS] = { 0 }, sent[NEIGHBOURS] = { 0 };
+	int r, i, k, n, bad = 0, swept_ok = 1, reuse_ok = 1, full_ok = 1;
+	uint32_t victim_qpn;
+	struct ibv_wc wc[16];
+	struct pair p;
+	FILE *f;
+
+	pair_open(&p);
+	for (i = 0; i <= NEIGHBOURS; i++) {
+		tx[i] = new_qp(&p, p.cq, IBV_QPT_RC);
+		rx[i] = new_qp(&p, p.cq, IBV_QPT_RC);
+		if (connect_qp(&p, tx[i], rx[i]->qp_num) ||
+		    connect_qp(&p, rx[i], tx[i]->qp_num))
+			die("connect");
+	}
+	for (r = 0; r < ROUNDS; r++) {
+		for (k = 0; k < 4; k++) {
+			for (i = 0; i <= NEIGHBOURS; i++) {
+				post_recv(rx[i], p.mr, p.buf, 64,
+					  ((uint64_t)i << 32) | 0xffffffffu);
+				post_send(tx[i], IBV_WR_SEND, p.mr, p.buf, 8,
+					  0, 0, i < NEIGHBOURS ?
+					  ((uint64_t)i << 32) | sent[i]++ :
+					  0xdead0000 + k);
+			}
+		}
+		/* Every CQE in the ring, unpolled: 4 sends, 4 receives each. */
+		for (k = 0; k < 5000 &&
+		     cq_pending(p.cq) < 8 * (NEIGHBOURS + 1); k++)
+			usleep(1000);
+		full_ok &= cq_pending(p.cq) == 8 * (NEIGHBOURS + 1);
+		victim_qpn = tx[NEIGHBOURS]->qp_num;
+		if (r & 1) {
+			if (reset_qp(tx[NEIGHBOURS]) ||
+			    reset_qp(rx[NEIGHBOURS]))
+				die("victim reset");
+		} else {
+			if (ibv_destroy_qp(tx[NEIGHBOURS]))
+				die("victim destroy");
+			/* Hand its QPN to the next QP created. */
+			snprintf(knob, sizeof(knob),
+				 "/sys/kernel/debug/shca/%s/next_qpn", devname);
+			f = fopen(knob, "w");
+			if (f) {
+				fprintf(f, "%u\n", victim_qpn);
+				fclose(f);
+			}
+			tx[NEIGHBOURS] = new_qp(&p, p.cq, IBV_QPT_RC);
+			reuse_ok &= tx[NEIGHBOURS]->qp_num == victim_qpn;
+			if (reset_qp(rx[NEIGHBOURS]))
+				die("victim peer reset");
+		}
+		/* Exactly the victim pair's eight went from the ring. */
+		swept_ok &= cq_pending(p.cq) == 8 * NEIGHBOURS;
+		/* Drain: the victim and its peer must be silent now. */
+		do {
+			n = ibv_poll_cq(p.cq, 16, wc);
+			for (k = 0; k < n; k++) {
+				i = wc[k].wr_id >> 32;
+				if (wc[k].qp_num == rx[NEIGHBOURS]->qp_num) {
+					swept_ok = 0;
+					continue;
+				}
+				if ((wc[k].wr_id & 0xffffffff) == 0xffffffff)
+					continue;	/* a receive */
+				if (wc[k].qp_num == victim_qpn ||
+				    (wc[k].wr_id & 0xffff0000) == 0xdead0000) {
+					swept_ok = 0;
+					continue;
+				}
+				if (wc[k].status != IBV_WC_SUCCESS ||
+				    i >= NEIGHBOURS ||
+				    (wc[k].wr_id & 0xffffffff) != next[i])
+					bad++;
+				else
+					next[i]++;
+			}
+		} while (n > 0);
+		if (connect_qp(&p, tx[NEIGHBOURS], rx[NEIGHBOURS]->qp_num) ||
+		    connect_qp(&p, rx[NEIGHBOURS], tx[NEIGHBOURS]->qp_num))
+			die("victim reconnect");
+	}
+	for (i = 0; i < NEIGHBOURS; i++)
+		bad += next[i] != sent[i];
+	CHECK(full_ok, "teardown_cq_filled_unpolled",
+	      "the CQ never held every CQE before a teardown");
+	CHECK(swept_ok, "teardown_no_victim_completion",
+	      "a victim completion was polled after its teardown");
+	CHECK(!bad, "teardown_neighbours_exactly_once_in_order",
+	      "%d neighbour completions lost, doubled or out of order", bad);
+	CHECK(reuse_ok, "teardown_reissued_qpn", "the QPN was not reissued");
+	for (i = 0; i <= NEIGHBOURS; i++) {
+		ibv_destroy_qp(tx[i]);
+		ibv_destroy_qp(rx[i]);
+	}
+	pair_close(&p);
+}
+
+/* --- hold: live QPs with traffic for a kill ----------------------------- */
+
+static void test_hold(void)
+{
+	struct pair p;
+	int i;
+
+	pair_open(&p);
+	for (i = 0; i < 32; i++) {
+		post_recv(p.b, p.mr, p.buf, 64, i);
+		post_send(p.a, IBV_WR_SEND, p.mr, p.buf, 8, 0, 0, i);
+		post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 4096,
+			  (uintptr_t)p.buf + 8192, p.mr->rkey, i);
+	}
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} tests[] = {
+		{ "udata", test_udata }, { "mmap", test_mmap },
+		{ "rings", test_rings }, { "mr", test_mr },
+		{ "reset", test_reset }, { "teardown", test_teardown },
+		{ "hold", test_hold },
+	};
+	size_t i;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s DEV TEST\n", argv[0]);
+		return 100;
+	}
+	devname = argv[1];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (!strcmp(argv[2], tests[i].name)) {
+			tests[i].fn();
+			return failures;
+		}
+	}
+	fprintf(stderr, "no test %s\n", argv[2]);
+	return 100;
+}
