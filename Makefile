@@ -10,6 +10,7 @@
 #   make demo       boot the debug kernel and show what shca does
 #   make lint       checkpatch --strict, sparse and kernel-doc
 #   make kernel     build (or find cached) the debug kernel
+#   make user       build rdma-core with libshca, and the userspace tests
 #
 # KDIR defaults to the debug kernel's build directory, built on first use.
 
@@ -17,7 +18,7 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 KDIR ?= $(shell $(TOP)/scripts/build-kernel.sh)
 
-.PHONY: all modules clean check kunit itest vm demo lint kernel stock
+.PHONY: all modules clean check kunit itest vm demo lint kernel stock user
 
 all: modules
 
@@ -33,6 +34,9 @@ kernel:
 
 stock:
 	@$(TOP)/scripts/fetch-stock.sh
+
+user:
+	@$(TOP)/scripts/build-user.sh
 
 check:
 	@$(TOP)/scripts/check.sh

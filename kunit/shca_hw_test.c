@@ -371,6 +371,117 @@ static void shca_test_cq_association_and_qp_states(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
 }
 
+/**
+ * struct shca_user_wqe_case - a WQE that names memory by kernel address
+ * @name: the case's name
+ * @user: the QP's rings are a process's
+ * @opcode: SHCA_WQE_REG_MR or SHCA_WQE_LOCAL_INV
+ */
+struct shca_user_wqe_case {
+	const char *name;
+	bool user;
+	u8 opcode;
+};
+
+static const struct shca_user_wqe_case shca_user_wqe_cases[] = {
+	{ "kernel_reg_mr",	false,	SHCA_WQE_REG_MR },
+	{ "kernel_local_inv",	false,	SHCA_WQE_LOCAL_INV },
+	{ "user_reg_mr",	true,	SHCA_WQE_REG_MR },
+	{ "user_local_inv",	true,	SHCA_WQE_LOCAL_INV },
+};
+
+static void shca_user_wqe_desc(const struct shca_user_wqe_case *c,
+			       char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->name);
+}
+
+KUNIT_ARRAY_PARAM(shca_user_wqe, shca_user_wqe_cases, shca_user_wqe_desc);
+
+/*
+ * A process writes its QPs' WQEs itself, so the device refuses a user QP
+ * the WQEs that carry kernel addresses (a REG_MR page list) or touch keys
+ * beyond the process's MRs, before looking at anything else in them; a
+ * kernel QP's are executed.  One WQE on an RTS QP, through the doorbell,
+ * and its CQE read off the ring.
+ */
+static void shca_test_user_qp_wqe_refused(struct kunit *test)
+{
+	const struct shca_user_wqe_case *c = test->param_value;
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_cmd pd = { .opcode = SHCA_CMD_ALLOC_PD };
+	struct shca_hw_cmd cq = { .opcode = SHCA_CMD_CREATE_CQ };
+	struct shca_hw_cmd qp = { .opcode = SHCA_CMD_CREATE_QP };
+	struct shca_hw_cmd cmd = {};
+	struct shca_hw_send_wqe *sq;
+	struct shca_hw_qp_dbrec *db;
+	struct shca_hw_cqe *ring;
+	u64 *pbl;
+	u32 cqn, qpn, state;
+	int i;
+
+	ring = kunit_kzalloc(test, 4 * sizeof(*ring), GFP_KERNEL);
+	sq = kunit_kzalloc(test, 4 * sizeof(*sq), GFP_KERNEL);
+	db = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	pbl = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	cq.in.cq.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	qp.in.qp.rq.ring = kunit_kzalloc(test,
+					 4 * sizeof(struct shca_hw_recv_wqe),
+					 GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, ring && sq && db && pbl && cq.in.cq.dbrec &&
+			  qp.in.qp.rq.ring);
+	cq.in.cq.ring = ring;
+	cq.in.cq.log_depth = 2;
+	cqn = shca_hw_test_create(test, hw, &cq);
+	qp.in.qp.type = SHCA_QPT_RC;
+	qp.in.qp.pdn = shca_hw_test_create(test, hw, &pd);
+	qp.in.qp.send_cqn = cqn;
+	qp.in.qp.recv_cqn = cqn;
+	qp.in.qp.sq.ring = sq;
+	qp.in.qp.sq.log_depth = 2;
+	qp.in.qp.rq.log_depth = 2;
+	qp.in.qp.dbrec = db;
+	qp.in.qp.max_send_sge = 1;
+	qp.in.qp.sig_all = true;
+	qp.in.qp.user = c->user;
+	qpn = shca_hw_test_create(test, hw, &qp);
+	for (state = SHCA_QPS_INIT; state <= SHCA_QPS_RTS; state++) {
+		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_MODIFY_QP,
+					    .index = qpn,
+					    .mask = SHCA_QP_ATTR_STATE,
+					    .in.qp_attr.state = state };
+		KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	}
+
+	sq[0].opcode = c->opcode;
+	sq[0].flags = SHCA_WQE_F_SIGNALED;
+	sq[0].imm_inv = 0x12345;
+	sq[0].reg.pbl = (u64)(uintptr_t)pbl;
+	sq[0].reg.npages = 1;
+	sq[0].reg.page_shift = PAGE_SHIFT;
+	sq[0].reg.length = PAGE_SIZE;
+	sq[0].reg.key = 0x12345;
+	smp_store_release(&db->sq_pi, 1);
+	shca_hw_ring_sq(hw, qpn);
+
+	/* The engine runs in a workqueue: wait for the CQE's owner byte. */
+	for (i = 0; i < 5000 && !smp_load_acquire(&ring[0].owner); i++)
+		usleep_range(1000, 2000);
+	KUNIT_ASSERT_EQ_MSG(test, 1, ring[0].owner, "no CQE");
+	KUNIT_EXPECT_EQ(test, qpn, ring[0].qpn);
+	if (c->user)
+		KUNIT_EXPECT_EQ(test, SHCA_CQE_LOC_QP_OP_ERR, ring[0].status);
+	else
+		KUNIT_EXPECT_NE(test, SHCA_CQE_LOC_QP_OP_ERR, ring[0].status);
+
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_QP,
+				    .index = qpn };
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_CQ,
+				    .index = cqn };
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+}
+
 static struct kunit_case shca_hw_cmd_cases[] = {
 	KUNIT_CASE(shca_test_query_caps_returns_the_table),
 	KUNIT_CASE_PARAM(shca_test_bad_command_is_refused,
@@ -381,6 +492,8 @@ static struct kunit_case shca_hw_cmd_cases[] = {
 	KUNIT_CASE(shca_test_pd_numbers_are_unique_and_reused),
 	KUNIT_CASE(shca_test_injected_failure_fires_once),
 	KUNIT_CASE(shca_test_cq_association_and_qp_states),
+	KUNIT_CASE_PARAM(shca_test_user_qp_wqe_refused,
+			 shca_user_wqe_gen_params),
 	KUNIT_CASE_PARAM(shca_test_status_becomes_errno,
 			 shca_errno_gen_params),
 	{}

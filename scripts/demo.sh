@@ -8,6 +8,7 @@ set -euo pipefail
 
 kernel=${KERNEL:-debug}
 "$SHCA_TOP/scripts/build-module.sh" "$kernel" >/dev/null
+"$SHCA_TOP/scripts/build-user.sh" >/dev/null
 out=$SHCA_TOP/out/vm-demo
 rc=0
 "$SHCA_TOP/scripts/vm.sh" --kernel "$kernel" --out "$out" --timeout 900 \

@@ -98,5 +98,5 @@ pair() {
 		tail -n 5 "$SHCA_OUT/$name.server" "$SHCA_OUT/$name.client" >&2
 		fail "$name: exit status $rc"
 	fi
-	echo "$name: ok ($(tail -n 1 "$SHCA_OUT/$name.client"))"
+	echo "$name: ok ($(grep -v -- '^ *---' "$SHCA_OUT/$name.client" | tail -n 1))"
 }

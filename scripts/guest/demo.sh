@@ -25,6 +25,7 @@ ip link add demo1 type dummy
 ip link set demo0 up
 ip link set demo1 up
 ip addr add 192.0.2.10/24 dev demo0
+ip addr add 198.51.100.10/24 dev demo1
 run rdma link add shca0 type shca netdev demo0
 run rdma link add shca1 type shca netdev demo1
 run rdma dev
@@ -100,6 +101,45 @@ if [ -f "$SHCA_BUILD/kunit/shca_kunit.ko" ] &&
 	printf %s '*' > /sys/module/kunit/parameters/filter_glob
 	run bash -c "dmesg | grep -o 'ok [0-9]* shca_test_cq_lifecycle'"
 fi
+
+step "From userspace: rdma-core's tools over libshca"
+b=$(cat "$SHCA_TOP/out/rdma-core-build")
+export LD_LIBRARY_PATH=$b/lib PATH=$b/bin:$PATH
+for d in shca0 shca1; do
+	for i in $(seq 100); do
+		grep -q ffff "/sys/class/infiniband/$d/ports/1/gids/3" && break
+		sleep 0.1
+	done
+done
+run ibv_devices
+run bash -c "ibv_devinfo -d shca0 | head -n 22"
+printf '  (the server on shca1, the client on shca0; GID 3 is the IPv4 one)\n'
+ibv_rc_pingpong -d shca1 -g 3 -n 200 -e > "$SHCA_OUT/demo-pp.txt" 2>&1 &
+for i in $(seq 100); do
+	ss -ltn | grep -q ':18515 ' && break
+	sleep 0.1
+done
+run ibv_rc_pingpong -d shca0 -g 3 -n 200 -e 127.0.0.1
+wait
+printf '$ # the server said:\n'
+sed 's/^/  /' "$SHCA_OUT/demo-pp.txt"
+printf '  (a process, its QPs and CQs, as rdma res sees them mid-run:)\n'
+ibv_rc_pingpong -d shca1 -g 3 -n 100000 > /dev/null 2>&1 &
+for i in $(seq 100); do
+	ss -ltn | grep -q ':18515 ' && break
+	sleep 0.1
+done
+ibv_rc_pingpong -d shca0 -g 3 -n 100000 127.0.0.1 > /dev/null 2>&1 &
+for i in $(seq 100); do
+	rdma res show qp link shca0 | grep -q ibv_rc && break
+	sleep 0.1
+done
+run bash -c "rdma res show qp link shca0 | grep ibv_rc"
+run bash -c "rdma res show cq dev shca0 | grep ibv_rc"
+kill %1 %2 2>/dev/null || true
+wait 2>/dev/null || true
+printf '  (userspace teardown on a full shared CQ, swept by libshca:)\n'
+run "$SHCA_TOP/out/user/shca_uverbs_test" shca0 teardown
 
 step "The race windows tests hold open, and the engine's pause and step"
 run ls /sys/kernel/debug/shca/shca0 /sys/kernel/debug/shca/shca0/windows/fence_sweep

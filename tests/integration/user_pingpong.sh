@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # rdma-core's own tools over libshca: ibv_devices, ibv_devinfo -v, and the
 # RC, UC, UD and SRQ pingpongs, in loopback on one device and between two
-# devices; "rdma res show" sees the processes' objects while they run.
+# devices; "rdma res show" sees the processes' objects while they run; a
+# renamed device is hidden from libibverbs, and found again.
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core
@@ -18,6 +19,13 @@ for f in 'hca_id:\s*shca0' 'vendor_id:\s*0x5348' 'state:\s*PORT_ACTIVE' \
 	grep -qP "$f" "$SHCA_OUT/ibv_devinfo.txt" ||
 		fail "ibv_devinfo -v: no '$f'"
 done
+
+# libibverbs knows shca devices by name: a renamed one is not matched.
+rdma dev set shca1 name other1
+ibv_devices | grep -qw other1 && fail "a renamed device is still matched"
+ibv_devices | grep -qw shca0 || fail "shca0 lost when shca1 was renamed"
+rdma dev set other1 name shca1
+ibv_devices | grep -qw shca1 || fail "shca1 not found when renamed back"
 
 for pp in rc uc ud srq; do
 	pair "${pp}_loopback" \
