@@ -307,6 +307,56 @@ static u32 shca_hw_test_create(struct kunit *test, struct shca_hw *hw,
 	return cmd->opcode == SHCA_CMD_ALLOC_PD ? cmd->out.pdn : cmd->out.num;
 }
 
+/**
+ * struct shca_hw_test_qp - a CQ of four CQEs and an RC QP on it, in a model
+ * @ring: the CQ's ring
+ * @sq: the QP's send ring, four WQEs
+ * @db: the QP's doorbell record
+ * @cqn: the CQ's number
+ * @qpn: the QP's number
+ */
+struct shca_hw_test_qp {
+	struct shca_hw_cqe *ring;
+	struct shca_hw_send_wqe *sq;
+	struct shca_hw_qp_dbrec *db;
+	u32 cqn;
+	u32 qpn;
+};
+
+/* Create them, the QP with @user as given, in RESET. */
+static void shca_hw_test_qp_new(struct kunit *test, struct shca_hw *hw,
+				bool user, struct shca_hw_test_qp *t)
+{
+	struct shca_hw_cmd pd = { .opcode = SHCA_CMD_ALLOC_PD };
+	struct shca_hw_cmd cq = { .opcode = SHCA_CMD_CREATE_CQ };
+	struct shca_hw_cmd qp = { .opcode = SHCA_CMD_CREATE_QP };
+
+	t->ring = kunit_kzalloc(test, 4 * sizeof(*t->ring), GFP_KERNEL);
+	t->sq = kunit_kzalloc(test, 4 * sizeof(*t->sq), GFP_KERNEL);
+	t->db = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	cq.in.cq.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	qp.in.qp.rq.ring = kunit_kzalloc(test,
+					 4 * sizeof(struct shca_hw_recv_wqe),
+					 GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, t->ring && t->sq && t->db && cq.in.cq.dbrec &&
+			  qp.in.qp.rq.ring);
+	cq.in.cq.ring = t->ring;
+	cq.in.cq.log_depth = 2;
+	t->cqn = shca_hw_test_create(test, hw, &cq);
+	qp.in.qp.type = SHCA_QPT_RC;
+	qp.in.qp.pdn = shca_hw_test_create(test, hw, &pd);
+	qp.in.qp.send_cqn = t->cqn;
+	qp.in.qp.recv_cqn = t->cqn;
+	qp.in.qp.sq.ring = t->sq;
+	qp.in.qp.sq.log_depth = 2;
+	qp.in.qp.rq.log_depth = 2;
+	qp.in.qp.dbrec = t->db;
+	qp.in.qp.max_send_sge = 1;
+	qp.in.qp.sig_all = true;
+	qp.in.qp.user = user;
+	t->qpn = shca_hw_test_create(test, hw, &qp);
+}
+
 /*
  * The device keeps its own count of what points at a CQ, and refuses to
  * destroy it while the count is not zero; its state machine refuses
@@ -315,37 +365,13 @@ static u32 shca_hw_test_create(struct kunit *test, struct shca_hw *hw,
 static void shca_test_cq_association_and_qp_states(struct kunit *test)
 {
 	struct shca_hw *hw = shca_test_hw(test);
-	struct shca_hw_cmd pd = { .opcode = SHCA_CMD_ALLOC_PD };
-	struct shca_hw_cmd cq = { .opcode = SHCA_CMD_CREATE_CQ };
-	struct shca_hw_cmd qp = { .opcode = SHCA_CMD_CREATE_QP };
+	struct shca_hw_test_qp t;
 	struct shca_hw_cmd cmd = {};
 	u32 cqn, qpn;
 
-	cq.in.cq.ring = kunit_kzalloc(test, 4 * sizeof(struct shca_hw_cqe),
-				      GFP_KERNEL);
-	cq.in.cq.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	cq.in.cq.log_depth = 2;
-	KUNIT_ASSERT_NOT_NULL(test, cq.in.cq.ring);
-	KUNIT_ASSERT_NOT_NULL(test, cq.in.cq.dbrec);
-	cqn = shca_hw_test_create(test, hw, &cq);
-
-	qp.in.qp.type = SHCA_QPT_RC;
-	qp.in.qp.pdn = shca_hw_test_create(test, hw, &pd);
-	qp.in.qp.send_cqn = cqn;
-	qp.in.qp.recv_cqn = cqn;
-	qp.in.qp.sq.ring = kunit_kzalloc(test,
-					 4 * sizeof(struct shca_hw_send_wqe),
-					 GFP_KERNEL);
-	qp.in.qp.sq.log_depth = 2;
-	qp.in.qp.rq.ring = kunit_kzalloc(test,
-					 4 * sizeof(struct shca_hw_recv_wqe),
-					 GFP_KERNEL);
-	qp.in.qp.rq.log_depth = 2;
-	qp.in.qp.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, qp.in.qp.sq.ring);
-	KUNIT_ASSERT_NOT_NULL(test, qp.in.qp.rq.ring);
-	KUNIT_ASSERT_NOT_NULL(test, qp.in.qp.dbrec);
-	qpn = shca_hw_test_create(test, hw, &qp);
+	shca_hw_test_qp_new(test, hw, false, &t);
+	cqn = t.cqn;
+	qpn = t.qpn;
 	KUNIT_EXPECT_GE(test, qpn, (u32)SHCA_HW_FIRST_QPN);
 
 	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_QUERY_CQ, .index = cqn };
@@ -409,42 +435,23 @@ static void shca_test_user_qp_wqe_refused(struct kunit *test)
 {
 	const struct shca_user_wqe_case *c = test->param_value;
 	struct shca_hw *hw = shca_test_hw(test);
-	struct shca_hw_cmd pd = { .opcode = SHCA_CMD_ALLOC_PD };
-	struct shca_hw_cmd cq = { .opcode = SHCA_CMD_CREATE_CQ };
-	struct shca_hw_cmd qp = { .opcode = SHCA_CMD_CREATE_QP };
 	struct shca_hw_cmd cmd = {};
 	struct shca_hw_send_wqe *sq;
 	struct shca_hw_qp_dbrec *db;
+	struct shca_hw_test_qp t;
 	struct shca_hw_cqe *ring;
-	u64 *pbl;
 	u32 cqn, qpn, state;
+	u64 *pbl;
 	int i;
 
-	ring = kunit_kzalloc(test, 4 * sizeof(*ring), GFP_KERNEL);
-	sq = kunit_kzalloc(test, 4 * sizeof(*sq), GFP_KERNEL);
-	db = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 	pbl = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	cq.in.cq.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	qp.in.qp.rq.ring = kunit_kzalloc(test,
-					 4 * sizeof(struct shca_hw_recv_wqe),
-					 GFP_KERNEL);
-	KUNIT_ASSERT_TRUE(test, ring && sq && db && pbl && cq.in.cq.dbrec &&
-			  qp.in.qp.rq.ring);
-	cq.in.cq.ring = ring;
-	cq.in.cq.log_depth = 2;
-	cqn = shca_hw_test_create(test, hw, &cq);
-	qp.in.qp.type = SHCA_QPT_RC;
-	qp.in.qp.pdn = shca_hw_test_create(test, hw, &pd);
-	qp.in.qp.send_cqn = cqn;
-	qp.in.qp.recv_cqn = cqn;
-	qp.in.qp.sq.ring = sq;
-	qp.in.qp.sq.log_depth = 2;
-	qp.in.qp.rq.log_depth = 2;
-	qp.in.qp.dbrec = db;
-	qp.in.qp.max_send_sge = 1;
-	qp.in.qp.sig_all = true;
-	qp.in.qp.user = c->user;
-	qpn = shca_hw_test_create(test, hw, &qp);
+	KUNIT_ASSERT_NOT_NULL(test, pbl);
+	shca_hw_test_qp_new(test, hw, c->user, &t);
+	ring = t.ring;
+	sq = t.sq;
+	db = t.db;
+	cqn = t.cqn;
+	qpn = t.qpn;
 	for (state = SHCA_QPS_INIT; state <= SHCA_QPS_RTS; state++) {
 		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_MODIFY_QP,
 					    .index = qpn,
@@ -461,6 +468,7 @@ static void shca_test_user_qp_wqe_refused(struct kunit *test)
 	sq[0].reg.page_shift = PAGE_SHIFT;
 	sq[0].reg.length = PAGE_SIZE;
 	sq[0].reg.key = 0x12345;
+	/* The WQE is written before the index that names it. */
 	smp_store_release(&db->sq_pi, 1);
 	shca_hw_ring_sq(hw, qpn);
 

@@ -472,8 +472,13 @@ static int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 			qp = shca_qp_lookup(ctx, cqe->qpn);
 		cq->ci++;
 		/* The sweep leaves none the table cannot place. */
-		if (qp && shca_cqe_to_wc(qp, cqe, &wc[n]))
-			n++;
+		if (!qp || !shca_cqe_to_wc(qp, cqe, &wc[n]))
+			continue;
+		/* An error took the QP to ERR: later receives need a kick. */
+		if (wc[n].status != IBV_WC_SUCCESS)
+			__atomic_store_n(&qp->state, IBV_QPS_ERR,
+					 __ATOMIC_RELEASE);
+		n++;
 	}
 	if (cq->ci != start)
 		store_release(&cq->dbrec->ci, cq->ci);
@@ -569,6 +574,7 @@ static struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 	srq->wrid = calloc(depth, sizeof(*srq->wrid));
 	srq->map_len = resp.drv.mmap_len;
 	srq->map = shca_map(pd->context, resp.drv.mmap_offset, srq->map_len);
+	ret = srq->map ? ENOMEM : errno;
 	if (!srq->free_slots || !srq->wrid || !srq->map)
 		goto err_destroy;
 	srq->slots = srq->map;
@@ -581,7 +587,6 @@ static struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 	return &srq->vsrq.srq;
 
 err_destroy:
-	ret = errno ? errno : ENOMEM;
 	if (srq->map)
 		munmap(srq->map, srq->map_len);
 	ibv_cmd_destroy_srq(&srq->vsrq.srq);
@@ -696,6 +701,28 @@ static void shca_wq_fini(struct shca_wq *wq)
 
 static void shca_set_wr_ops(struct shca_qp *qp);
 
+/* The ibv_wr_* operations each QP type has (shca_set_wr_ops()). */
+static uint64_t shca_send_ops(enum ibv_qp_type type)
+{
+	uint64_t ud = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	uint64_t uc = ud | IBV_QP_EX_WITH_SEND_WITH_INV |
+		      IBV_QP_EX_WITH_RDMA_WRITE |
+		      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+
+	switch (type) {
+	case IBV_QPT_UD:
+		return ud;
+	case IBV_QPT_UC:
+		return uc;
+	case IBV_QPT_RC:
+		return uc | IBV_QP_EX_WITH_RDMA_READ |
+		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	default:
+		return 0;
+	}
+}
+
 static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 					struct ibv_qp_init_attr_ex *attr)
 {
@@ -704,8 +731,10 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	struct shca_qp *qp;
 	int ret;
 
-	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
-				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+	if ((attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (attr->send_ops_flags & ~shca_send_ops(attr->qp_type)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -721,8 +750,10 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	}
 	qp->map_len = resp.drv.mmap_len;
 	qp->map = shca_map(ibctx, resp.drv.mmap_offset, qp->map_len);
+	ret = errno;
 	if (!qp->map)
 		goto err_destroy;
+	ret = ENOMEM;
 	qp->dbrec = (void *)((char *)qp->map + resp.drv.dbrec_offset);
 	qp->max_send_sge = resp.drv.max_send_sge;
 	qp->max_recv_sge = resp.drv.max_recv_sge;
@@ -749,7 +780,6 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	return &qp->vqp.qp;
 
 err_destroy:
-	ret = errno ? errno : ENOMEM;
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 	if (qp->map)
 		munmap(qp->map, qp->map_len);
@@ -1036,9 +1066,21 @@ static int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		posted = 1;
 	}
 	if (posted)
-		/* The device reads it when a message comes: no doorbell. */
+		/* The device reads it when a message comes. */
 		store_release(&qp->dbrec->rq_pi, qp->rq.pi);
 	pthread_spin_unlock(&qp->rq.lock);
+	/*
+	 * Only a QP in ERR needs the receive doorbell: the device flushes
+	 * what it finds posted then, and nothing arrives to find it.
+	 */
+	if (posted && __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) ==
+		      IBV_QPS_ERR) {
+		struct ibv_recv_wr *bad;
+		int ret = ibv_cmd_post_recv(ibqp, NULL, &bad);
+
+		if (!err)
+			err = ret;
+	}
 	if (err)
 		*bad_wr = wr;
 	return err;

@@ -752,6 +752,35 @@ static void test_mr(void)
 	n = poll_one(p.cq, &wc);
 	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "mr_write_at_the_end",
 	      "n %d status %s", n, ibv_wc_status_str(wc.status));
+
+	/*
+	 * An MR named by an address of its own: at the same place in a page
+	 * as the memory it is registered at, or refused.
+	 */
+	{
+		int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+		struct ibv_mr *mr;
+
+		errno = 0;
+		mr = ibv_reg_mr_iova(p.pd, rbuf, 4096,
+				     (uintptr_t)rbuf + 100, access);
+		CHECK(!mr && errno == EINVAL, "mr_iova_other_page_offset",
+		      "%s", mr ? "registered" : strerror(errno));
+		if (mr)
+			ibv_dereg_mr(mr);
+		mr = ibv_reg_mr_iova(p.pd, rbuf, 8192, 0x40000000, access);
+		if (!mr)
+			die("ibv_reg_mr_iova");
+		memset(rbuf, 0, 8192);
+		memcpy(p.buf, "by iova", 8);
+		post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 8,
+			  0x40000000 + 4100, mr->rkey, 51);
+		n = poll_one(p.cq, &wc);
+		CHECK(n == 1 && wc.status == IBV_WC_SUCCESS &&
+		      !memcmp(rbuf + 4100, "by iova", 8), "mr_write_by_iova",
+		      "n %d status %s", n, ibv_wc_status_str(wc.status));
+		ibv_dereg_mr(mr);
+	}
 	ibv_dereg_mr(ro);
 	ibv_dereg_mr(small);
 	free(rbuf);
@@ -799,6 +828,37 @@ static void test_reset(void)
 	CHECK(ret == 1 && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
 	      "reset_leftovers_never_run", "first completion wr_id %llu %s",
 	      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	while (ibv_poll_cq(p.cq, 1, &wc) > 0)
+		;
+
+	/* In ERR, a receive posted is flushed at once. */
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+		if (ibv_modify_qp(p.b, &a, IBV_QP_STATE))
+			die("to ERR");
+	}
+	ret = post_recv(p.b, p.mr, p.buf, 64, 42);
+	CHECK(ret == 0, "err_post_recv", "got %s", strerror(ret));
+	ret = poll_one(p.cq, &wc);
+	CHECK(ret == 1 && wc.wr_id == 42 && wc.status == IBV_WC_WR_FLUSH_ERR,
+	      "err_post_recv_flushed", "n %d wr_id %llu %s", ret,
+	      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+
+	/* The kernel takes no work requests and polls no CQ of a process. */
+	{
+		struct ibv_sge sge = { (uintptr_t)p.buf, 8, p.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 5, .sg_list = &sge,
+					  .num_sge = 1 }, *rbad;
+
+		ret = ibv_cmd_post_recv(p.a, &wr, &rbad);
+		CHECK(ret == EINVAL, "kernel_post_recv_with_wrs", "got %s",
+		      strerror(ret));
+		errno = 0;
+		ret = ibv_cmd_poll_cq(p.cq, 1, &wc);
+		CHECK(ret < 0, "kernel_poll_cq", "got %d (%s)", ret,
+		      strerror(errno));
+	}
 	pair_close(&p);
 }
 

@@ -97,6 +97,7 @@ struct shca_create_qp_cmd {
  * @max_recv_sge: SGEs a receive WQE may use
  * @max_inline: inline bytes a send WQE may carry
  * @reserved: zero
+ * @reserved2: zero
  */
 struct shca_create_qp_resp {
 	__aligned_u64 mmap_offset;
@@ -109,6 +110,7 @@ struct shca_create_qp_resp {
 	__u32 max_recv_sge;
 	__u32 max_inline;
 	__u32 reserved;
+	__u32 reserved2;
 };
 
 /**
@@ -132,6 +134,7 @@ struct shca_create_srq_cmd {
  * @log_depth: log2 of the number of slots, and of index ring entries
  * @max_sge: SGEs a WQE may use
  * @reserved: zero
+ * @reserved2: zero
  */
 struct shca_create_srq_resp {
 	__aligned_u64 mmap_offset;
@@ -142,6 +145,7 @@ struct shca_create_srq_resp {
 	__u32 log_depth;
 	__u32 max_sge;
 	__u32 reserved;
+	__u32 reserved2;
 };
 
 /*

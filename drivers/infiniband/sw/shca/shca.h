@@ -95,7 +95,7 @@ struct shca_ucontext {
 /**
  * struct shca_mmap_entry - a ring buffer a process may map
  * @rdma_entry: ib_core's part: the offset, valid on one context only
- * @buf: the buffer, from shca_buf_alloc()
+ * @buf: the buffer, from shca_buf_alloc(); the entry's, freed with it
  */
 struct shca_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
@@ -132,7 +132,8 @@ struct shca_ah {
  * @ci: consumer index
  * @dbrec: the doorbell record the device reads @ci from
  * @buf: the memory of @ring and @dbrec
- * @mmap: for a process's object, its buffer's mmap entry; else NULL
+ * @mmap: for a process's object, its buffer's mmap entry, which owns the
+ *	buffer; else NULL
  * @user: a process's object: the process owns the rings and indices
  * @ref: held by the interrupt handler while it calls into the consumer
  * @free: completed when @ref drops to zero
@@ -180,7 +181,8 @@ struct shca_wq {
  * @rq: the receive queue, unless the QP uses an SRQ
  * @dbrec: the doorbell record
  * @buf: the memory of both rings and @dbrec
- * @mmap: for a process's object, its buffer's mmap entry; else NULL
+ * @mmap: for a process's object, its buffer's mmap entry, which owns the
+ *	buffer; else NULL
  * @user: a process's object: the process owns the rings and indices
  * @max_send_sge: SGEs per send
  * @max_recv_sge: SGEs per receive
@@ -219,7 +221,8 @@ struct shca_qp {
  * @pi: producer index of @index_ring
  * @dbrec: the doorbell record
  * @buf: the memory of all three
- * @mmap: for a process's object, its buffer's mmap entry; else NULL
+ * @mmap: for a process's object, its buffer's mmap entry, which owns the
+ *	buffer; else NULL
  * @user: a process's object: the process owns the rings and indices
  * @free_slots: stack of slot numbers not posted
  * @nr_free: entries on @free_slots
@@ -365,8 +368,11 @@ void shca_dealloc_ucontext(struct ib_ucontext *ibuc);
 void shca_disassociate_ucontext(struct ib_ucontext *ibuc);
 int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+void shca_buf_release(void *buf, struct rdma_user_mmap_entry *mmap);
 int shca_udata_cmd(struct shca_dev *sdev, struct ib_udata *udata, void *cmd,
 		   size_t len);
+int shca_udata_create_cmd(struct shca_dev *sdev, struct ib_udata *udata,
+			  const char *what);
 int shca_udata_resp(struct shca_dev *sdev, struct ib_udata *udata,
 		    void *resp, size_t len);
 struct rdma_user_mmap_entry *shca_mmap_insert(struct ib_udata *udata,

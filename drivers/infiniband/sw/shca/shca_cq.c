@@ -71,23 +71,14 @@ static void *shca_cq_buf(u32 log_depth, struct shca_hw_cqe **ring,
 	return buf;
 }
 
-/* A process's CQ: check its driver data; map the ring, say where. */
+/* A process's CQ: map the ring, say where. */
 static int shca_cq_user_init(struct shca_dev *sdev, struct shca_cq *cq,
 			     struct ib_udata *udata)
 {
 	struct shca_create_cq_resp resp = {};
-	struct shca_create_cq_cmd ucmd;
 	size_t ring = sizeof(*cq->ring) << cq->log_depth;
 	int err;
 
-	err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd));
-	if (err)
-		return err;
-	if (ucmd.comp_mask || ucmd.reserved) {
-		shca_dbg(sdev, "CQ: comp_mask %#x, reserved %#x\n",
-			 ucmd.comp_mask, ucmd.reserved);
-		return -EOPNOTSUPP;
-	}
 	cq->mmap = shca_mmap_insert(udata, cq->buf, shca_buf_len(ring),
 				    &resp.mmap_offset);
 	if (IS_ERR(cq->mmap)) {
@@ -99,12 +90,7 @@ static int shca_cq_user_init(struct shca_dev *sdev, struct shca_cq *cq,
 	resp.dbrec_offset = PAGE_ALIGN(ring);
 	resp.cqn = cq->cqn;
 	resp.log_depth = cq->log_depth;
-	err = shca_udata_resp(sdev, udata, &resp, sizeof(resp));
-	if (err) {
-		rdma_user_mmap_entry_remove(cq->mmap);
-		cq->mmap = NULL;
-	}
-	return err;
+	return shca_udata_resp(sdev, udata, &resp, sizeof(resp));
 }
 
 /**
@@ -125,6 +111,11 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_CQ };
 	int err;
 
+	if (udata) {
+		err = shca_udata_create_cmd(sdev, udata, "CQ");
+		if (err)
+			return err;
+	}
 	if (attr->flags) {
 		shca_dbg(sdev, "unsupported CQ flags %#x\n", attr->flags);
 		return -EOPNOTSUPP;
@@ -160,19 +151,16 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 	err = xa_insert_irq(&sdev->cqs, cq->cqn, cq, GFP_KERNEL);
 	if (err)
-		goto err_mmap;
+		goto err_destroy;
 	ibcq->cqe = (1 << cq->log_depth) - 1;
 	return 0;
 
-err_mmap:
-	if (cq->mmap)
-		rdma_user_mmap_entry_remove(cq->mmap);
 err_destroy:
 	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_CQ,
 				    .index = cq->cqn };
 	shca_cmd_exec(sdev, &cmd);
 err_buf:
-	shca_buf_free(cq->buf);
+	shca_buf_release(cq->buf, cq->mmap);
 	return err;
 }
 
@@ -203,9 +191,7 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	if (refcount_dec_and_test(&cq->ref))
 		complete(&cq->free);
 	wait_for_completion(&cq->free);
-	if (cq->mmap)
-		rdma_user_mmap_entry_remove(cq->mmap);
-	shca_buf_free(cq->buf);
+	shca_buf_release(cq->buf, cq->mmap);
 	return 0;
 }
 

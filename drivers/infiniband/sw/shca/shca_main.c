@@ -185,11 +185,12 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
 	/*
-	 * Beyond ib_core's default commands: a process rings the send
-	 * doorbell with a POST_SEND of no work requests, and arms its CQs
-	 * through the kernel.
+	 * Beyond ib_core's default commands: a process rings its doorbells
+	 * with a POST_SEND or POST_RECV of no work requests, and arms its
+	 * CQs through the kernel.
 	 */
 	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	sdev->hw = shca_hw_create();
 	if (!sdev->hw) {

@@ -188,6 +188,15 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		shca_dbg(sdev, "bad MR length %llu\n", length);
 		return ERR_PTR(-EINVAL);
 	}
+	/*
+	 * The device translates an address by its offset from the page that
+	 * holds @virt: @virt and @start must sit at the same place in a page.
+	 */
+	if ((virt ^ start) & ~PAGE_MASK) {
+		shca_dbg(sdev, "MR address %#llx and start %#llx in different page offsets\n",
+			 virt, start);
+		return ERR_PTR(-EINVAL);
+	}
 	umem = ib_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);

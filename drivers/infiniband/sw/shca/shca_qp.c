@@ -131,12 +131,7 @@ static int shca_qp_user_init(struct shca_dev *sdev, struct shca_qp *qp,
 		qp->mmap = NULL;
 		return err;
 	}
-	err = shca_udata_resp(sdev, udata, &resp, sizeof(resp));
-	if (err) {
-		rdma_user_mmap_entry_remove(qp->mmap);
-		qp->mmap = NULL;
-	}
-	return err;
+	return shca_udata_resp(sdev, udata, &resp, sizeof(resp));
 }
 
 /**
@@ -155,21 +150,15 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_QP };
 	struct shca_hw_qp_create *in = &cmd.in.qp;
-	struct shca_create_qp_cmd ucmd;
 	struct shca_hw_qp_query q;
 	size_t sq_bytes, rq_bytes;
 	void *dbrec;
 	int err;
 
 	if (udata) {
-		err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd));
+		err = shca_udata_create_cmd(sdev, udata, "QP");
 		if (err)
 			return err;
-		if (ucmd.comp_mask || ucmd.reserved) {
-			shca_dbg(sdev, "QP: comp_mask %#x, reserved %#x\n",
-				 ucmd.comp_mask, ucmd.reserved);
-			return -EOPNOTSUPP;
-		}
 		if (init->qp_type == IB_QPT_GSI) {
 			shca_dbg(sdev, "a process cannot create the GSI QP\n");
 			return -EINVAL;
@@ -242,7 +231,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	       -EBUSY)
 		wait_event(sdev->qpn_wait, !xa_load(&sdev->qps, qp->qpn));
 	if (err)
-		goto err_mmap;
+		goto err_destroy;
 
 	ibqp->qp_num = qp->qpn;
 	init->cap.max_send_wr = 1U << qp->sq.log_depth;
@@ -254,15 +243,12 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	return 0;
 
-err_mmap:
-	if (qp->mmap)
-		rdma_user_mmap_entry_remove(qp->mmap);
 err_destroy:
 	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_QP,
 				    .index = qp->qpn };
 	shca_cmd_exec(sdev, &cmd);
 err_free:
-	shca_buf_free(qp->buf);
+	shca_buf_release(qp->buf, qp->mmap);
 	kvfree(qp->sq.wrid);
 	kvfree(qp->rq.wrid);
 	return err;
@@ -306,9 +292,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (refcount_dec_and_test(&qp->ref))
 		complete(&qp->free);
 	wait_for_completion(&qp->free);
-	if (qp->mmap)
-		rdma_user_mmap_entry_remove(qp->mmap);
-	shca_buf_free(qp->buf);
+	shca_buf_release(qp->buf, qp->mmap);
 	kvfree(qp->sq.wrid);
 	kvfree(qp->rq.wrid);
 	return 0;
@@ -730,8 +714,9 @@ static int shca_build_send(struct shca_dev *sdev, struct shca_qp *qp,
 
 /*
  * A process's QP: libshca wrote the WQEs and the producer index itself,
- * and a POST_SEND without work requests is its doorbell.  The kernel never
- * writes a process's rings.
+ * and a POST_SEND or POST_RECV without work requests is its doorbell (the
+ * receive one matters only in ERR, where the device flushes what it finds
+ * posted).  The kernel never writes a process's rings.
  */
 static int shca_user_doorbell(struct shca_dev *sdev, struct shca_qp *qp,
 			      bool send, const void *wr)
@@ -750,6 +735,8 @@ static int shca_user_doorbell(struct shca_dev *sdev, struct shca_qp *qp,
 	}
 	if (send)
 		shca_hw_ring_sq(sdev->hw, qp->qpn);
+	else
+		shca_hw_ring_rq(sdev->hw, qp->qpn);
 	return 0;
 }
 

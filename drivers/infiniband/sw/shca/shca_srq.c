@@ -31,7 +31,7 @@ void shca_srq_free_slot(struct shca_srq *srq, u32 slot)
 
 static void shca_srq_free_mem(struct shca_srq *srq)
 {
-	shca_buf_free(srq->buf);
+	shca_buf_release(srq->buf, srq->mmap);
 	kvfree(srq->free_slots);
 	kvfree(srq->wrid);
 }
@@ -57,12 +57,7 @@ static int shca_srq_user_init(struct shca_dev *sdev, struct shca_srq *srq,
 		srq->mmap = NULL;
 		return err;
 	}
-	err = shca_udata_resp(sdev, udata, &resp, sizeof(resp));
-	if (err) {
-		rdma_user_mmap_entry_remove(srq->mmap);
-		srq->mmap = NULL;
-	}
-	return err;
+	return shca_udata_resp(sdev, udata, &resp, sizeof(resp));
 }
 
 /**
@@ -81,21 +76,15 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct shca_srq *srq = to_shca_srq(ibsrq);
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_SRQ };
 	struct ib_srq_attr *a = &init->attr;
-	struct shca_create_srq_cmd ucmd;
 	size_t slots_bytes;
 	u32 depth, i;
 	void *dbrec;
 	int err;
 
 	if (udata) {
-		err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd));
+		err = shca_udata_create_cmd(sdev, udata, "SRQ");
 		if (err)
 			return err;
-		if (ucmd.comp_mask || ucmd.reserved) {
-			shca_dbg(sdev, "SRQ: comp_mask %#x, reserved %#x\n",
-				 ucmd.comp_mask, ucmd.reserved);
-			return -EOPNOTSUPP;
-		}
 	}
 	if (init->srq_type != IB_SRQT_BASIC) {
 		shca_dbg(sdev, "SRQ type %d not supported\n", init->srq_type);
@@ -160,8 +149,6 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	return 0;
 
 err_destroy:
-	if (srq->mmap)
-		rdma_user_mmap_entry_remove(srq->mmap);
 	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_SRQ,
 				    .index = srq->srqn };
 	shca_cmd_exec(sdev, &cmd);
@@ -194,8 +181,6 @@ int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	if (refcount_dec_and_test(&srq->ref))
 		complete(&srq->free);
 	wait_for_completion(&srq->free);
-	if (srq->mmap)
-		rdma_user_mmap_entry_remove(srq->mmap);
 	shca_srq_free_mem(srq);
 	return 0;
 }

@@ -44,6 +44,37 @@ int shca_udata_cmd(struct shca_dev *sdev, struct ib_udata *udata, void *cmd,
 }
 
 /**
+ * shca_udata_create_cmd() - read and check a create command's driver data
+ * @sdev: the device
+ * @udata: what the process passed
+ * @what: "CQ", "QP" or "SRQ", for the debug message
+ *
+ * struct shca_create_cq_cmd, shca_create_qp_cmd and shca_create_srq_cmd
+ * are alike: a comp_mask and a reserved word, both zero so far.
+ *
+ * Return: 0, -EOPNOTSUPP for a bit set in either, or what
+ * shca_udata_cmd() returns.
+ */
+int shca_udata_create_cmd(struct shca_dev *sdev, struct ib_udata *udata,
+			  const char *what)
+{
+	struct shca_create_cq_cmd ucmd;
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct shca_create_qp_cmd) != sizeof(ucmd) ||
+		     sizeof(struct shca_create_srq_cmd) != sizeof(ucmd));
+	err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd));
+	if (err)
+		return err;
+	if (ucmd.comp_mask || ucmd.reserved) {
+		shca_dbg(sdev, "%s: comp_mask %#x, reserved %#x\n", what,
+			 ucmd.comp_mask, ucmd.reserved);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/**
  * shca_udata_resp() - write a command's driver response
  * @sdev: the device
  * @udata: what the process passed
@@ -117,8 +148,9 @@ void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
  * @len: its length, from shca_buf_len()
  * @offset: set to the offset to map it at
  *
- * Return: the entry, to remove with rdma_user_mmap_entry_remove() when
- * the object goes, or an ERR_PTR().
+ * On success the entry owns @buf: release both with shca_buf_release().
+ *
+ * Return: the entry, or an ERR_PTR().
  */
 struct rdma_user_mmap_entry *shca_mmap_insert(struct ib_udata *udata,
 					      void *buf, size_t len,
@@ -175,13 +207,35 @@ int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 }
 
 /**
- * shca_mmap_free() - free an mmap entry nobody refers to any more
+ * shca_mmap_free() - free an mmap entry nobody refers to any more, with
+ * its buffer
  * @rdma_entry: the entry
  *
- * The buffer is not the entry's: its object freed it, and the pages of a
- * mapping outlive that until the process unmaps them.
+ * The pages of a mapping the process still holds outlive the buffer until
+ * it unmaps them.
  */
 void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
-	kfree(to_shca_mmap_entry(rdma_entry));
+	struct shca_mmap_entry *e = to_shca_mmap_entry(rdma_entry);
+
+	shca_buf_free(e->buf);
+	kfree(e);
+}
+
+/**
+ * shca_buf_release() - let an object's buffer go, once the device is done
+ * with it
+ * @buf: the buffer, from shca_buf_alloc()
+ * @mmap: its mmap entry, if it has one, which owns it; or NULL
+ *
+ * With an entry, the entry leaves the context (its offset no longer maps)
+ * and the buffer is freed when no mmap() in progress holds the entry any
+ * more; without one, the buffer is freed now.
+ */
+void shca_buf_release(void *buf, struct rdma_user_mmap_entry *mmap)
+{
+	if (mmap)
+		rdma_user_mmap_entry_remove(mmap);
+	else
+		shca_buf_free(buf);
 }

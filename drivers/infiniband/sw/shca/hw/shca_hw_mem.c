@@ -367,6 +367,8 @@ static void shca_hw_cursor_advance(struct shca_hw_mem_cursor *c, u64 len)
  * @dst_off: where in @dst to start
  * @src: the source, from its start
  * @len: bytes; both lists must be long enough
+ *
+ * May sleep: the execution units call it with no spinlock held.
  */
 void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
 		      struct shca_hw_mem *src, u64 len)
@@ -387,6 +389,8 @@ void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
 		shca_hw_cursor_advance(&d, m);
 		shca_hw_cursor_advance(&s, m);
 		len -= m;
+		/* A message may be 2 GiB: the copy yields, page by page. */
+		cond_resched();
 	}
 }
 

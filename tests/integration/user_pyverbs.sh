@@ -1,0 +1,16 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# pyverbs, the Python bindings the rdma-core build makes when cython3 is
+# present, over libshca: two RC QPs in loopback exchange a send and an RDMA
+# write (tests/user/pyverbs_smoke.py).
+. "$(dirname "$0")/../lib.sh"
+
+use_rdma_core
+two_devices
+[ -d "$RDMA_CORE_BUILD/python/pyverbs" ] ||
+	fail "the rdma-core build has no pyverbs (is cython3 installed?)"
+/usr/bin/python3 "$SHCA_TOP/tests/user/pyverbs_smoke.py" shca0 3 ||
+	fail "pyverbs over shca0"
+/usr/bin/python3 "$SHCA_TOP/tests/user/pyverbs_smoke.py" shca1 3 ||
+	fail "pyverbs over shca1"
+echo ok
