@@ -115,29 +115,33 @@ run ibv_devices
 run bash -c "ibv_devinfo -d shca0 | head -n 22"
 printf '  (the server on shca1, the client on shca0; GID 3 is the IPv4 one)\n'
 ibv_rc_pingpong -d shca1 -g 3 -n 200 -e > "$SHCA_OUT/demo-pp.txt" 2>&1 &
+srv=$!
 for i in $(seq 100); do
 	ss -ltn | grep -q ':18515 ' && break
 	sleep 0.1
 done
 run ibv_rc_pingpong -d shca0 -g 3 -n 200 -e 127.0.0.1
-wait
+# Not a bare wait: that would wait for the tee behind stdout too.
+wait $srv
 printf '$ # the server said:\n'
 sed 's/^/  /' "$SHCA_OUT/demo-pp.txt"
 printf '  (a process, its QPs and CQs, as rdma res sees them mid-run:)\n'
 ibv_rc_pingpong -d shca1 -g 3 -n 100000 > /dev/null 2>&1 &
+srv=$!
 for i in $(seq 100); do
 	ss -ltn | grep -q ':18515 ' && break
 	sleep 0.1
 done
 ibv_rc_pingpong -d shca0 -g 3 -n 100000 127.0.0.1 > /dev/null 2>&1 &
+cli=$!
 for i in $(seq 100); do
 	rdma res show qp link shca0 | grep -q ibv_rc && break
 	sleep 0.1
 done
 run bash -c "rdma res show qp link shca0 | grep ibv_rc"
 run bash -c "rdma res show cq dev shca0 | grep ibv_rc"
-kill %1 %2 2>/dev/null || true
-wait 2>/dev/null || true
+kill $srv $cli 2>/dev/null || true
+wait $srv $cli 2>/dev/null || true
 printf '  (userspace teardown on a full shared CQ, swept by libshca:)\n'
 run "$SHCA_TOP/out/user/shca_uverbs_test" shca0 teardown
 
