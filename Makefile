@@ -11,6 +11,9 @@
 #   make lint       checkpatch --strict, sparse and kernel-doc
 #   make kernel     build (or find cached) the debug kernel
 #   make user       build rdma-core with libshca, and the userspace tests
+#   make bench      perftest against rdma_rxe and the in-kernel
+#                   microbenchmarks, on the stock kernel (KERNEL=debug for
+#                   the debug one); a table, CSV and plots in out/
 #
 # KDIR defaults to the debug kernel's build directory, built on first use.
 
@@ -18,7 +21,7 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 KDIR ?= $(shell $(TOP)/scripts/build-kernel.sh)
 
-.PHONY: all modules clean check kunit itest vm demo lint kernel stock user
+.PHONY: all modules clean check kunit itest vm demo lint kernel stock user bench
 
 all: modules
 
@@ -37,6 +40,9 @@ stock:
 
 user:
 	@$(TOP)/scripts/build-user.sh
+
+bench:
+	@$(TOP)/scripts/bench.sh
 
 check:
 	@$(TOP)/scripts/check.sh

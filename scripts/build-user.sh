@@ -6,6 +6,8 @@
 # userspace tests built against it into out/user/:
 #   cq_sweep_test      the shared CQ sweep, on the host
 #   shca_uverbs_test   what a process can do to shca, in the guest
+#   verbs_rate         a device's small-message rate through plain
+#                      libibverbs, for make bench
 # Warnings fail the build, as they do for the kernel module.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -29,3 +31,7 @@ gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" -I"$src" \
 	-I"$SHCA_TOP/providers/shca" "$SHCA_TOP/tests/user/shca_uverbs_test.c" \
 	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
 	-o "$SHCA_TOP/out/user/shca_uverbs_test"
+gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" \
+	"$SHCA_TOP/tests/user/verbs_rate.c" \
+	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
+	-o "$SHCA_TOP/out/user/verbs_rate"

@@ -56,7 +56,7 @@ finish() {
 start=$(date +%s)
 shca_need_pkgs build-essential bc bison flex libelf-dev libssl-dev cpio \
 	kmod ccache sparse qemu-system-x86 busybox-static iproute2 xz-utils \
-	gcc-12 pahole python3 linux-source-6.12
+	gcc-12 pahole python3 linux-source-6.12 gnuplot-nox bsdextrautils
 
 # The kernels: built or fetched once, then cached.
 if ! "$SHCA_TOP/scripts/build-kernel.sh" >/dev/null; then

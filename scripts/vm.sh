@@ -108,6 +108,7 @@ if [ -w /dev/kvm ] && [ "${SHCA_NO_KVM:-0}" != 1 ]; then
 fi
 cpu=max
 [ "$accel" = kvm ] && cpu=host
+echo "$accel" > "$out/accel"
 
 cmdline="console=ttyS0 panic=-1 loglevel=7"
 cmdline+=" SHCA_TOP=$SHCA_TOP SHCA_OUT=$out SHCA_MODDIR=$moddir"

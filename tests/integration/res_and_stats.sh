@@ -28,7 +28,7 @@ value() {
 # The device's counters, then the driver's; every one is listed.
 before0=$(counters shca0)
 before1=$(counters shca1)
-for c in doorbells send_wqes recv_wqes cqes_written eqes_written \
+for c in doorbells doorbell_runs send_wqes recv_wqes cqes_written eqes_written \
 	 interrupts tx_bytes rx_bytes flushed_wqes \
 	 err_local_protection err_remote_access err_length rnr_naks \
 	 err_rnr_retry_exceeded err_retry_exceeded dropped_packets \

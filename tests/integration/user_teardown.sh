@@ -38,8 +38,9 @@ for i in 1 2 3; do
 		fail "MRs of a killed process remain"
 done
 # The device is whole.
-"$t" shca0 reset | grep -q '^ok reset_leftovers_never_run' ||
-	fail "the device does not work after the kills"
+"$t" shca0 reset > "$SHCA_OUT/uverbs-reset-after-kills.txt" 2>&1
+grep -q '^ok reset_leftovers_never_run' "$SHCA_OUT/uverbs-reset-after-kills.txt" ||
+	fail "the device does not work after the kills: $(grep -v '^ok' "$SHCA_OUT/uverbs-reset-after-kills.txt")"
 
 # The device removed under a live process: ib_core takes the process's
 # objects away and the removal does not wait for it to exit.

@@ -733,8 +733,9 @@ static int shca_user_doorbell(struct shca_dev *sdev, struct shca_qp *qp,
 		shca_dbg(sdev, "QP %u: doorbell in state %d\n", qp->qpn, state);
 		return -EINVAL;
 	}
+	/* A system call: the process may run the QP's turn itself. */
 	if (send)
-		shca_hw_ring_sq(sdev->hw, qp->qpn);
+		shca_hw_ring_sq_run(sdev->hw, qp->qpn);
 	else
 		shca_hw_ring_rq(sdev->hw, qp->qpn);
 	return 0;

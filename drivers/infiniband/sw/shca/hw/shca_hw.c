@@ -78,6 +78,7 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_DOORBELLS]		= "doorbells",
+	[SHCA_CNT_DOORBELL_RUNS]	= "doorbell_runs",
 	[SHCA_CNT_WQES]			= "send_wqes",
 	[SHCA_CNT_RECV_WQES]		= "recv_wqes",
 	[SHCA_CNT_CQES]			= "cqes_written",

@@ -86,6 +86,7 @@ void shca_hw_request_irq(struct shca_hw *hw, shca_hw_irq_handler_t handler,
 void shca_hw_free_irq(struct shca_hw *hw);
 
 void shca_hw_ring_sq(struct shca_hw *hw, u32 qpn);
+void shca_hw_ring_sq_run(struct shca_hw *hw, u32 qpn);
 void shca_hw_ring_rq(struct shca_hw *hw, u32 qpn);
 void shca_hw_arm_cq(struct shca_hw *hw, u32 cqn, u32 how);
 void shca_hw_eq_arm(struct shca_hw *hw, u32 ci);

@@ -551,6 +551,7 @@ struct shca_hw_mpt_write {
 /**
  * enum shca_hw_counter - what the device counts
  * @SHCA_CNT_DOORBELLS: doorbells rung
+ * @SHCA_CNT_DOORBELL_RUNS: send doorbells whose caller ran the QP's turn
  * @SHCA_CNT_WQES: send WQEs executed
  * @SHCA_CNT_RECV_WQES: receive WQEs consumed
  * @SHCA_CNT_CQES: CQEs written
@@ -572,6 +573,7 @@ struct shca_hw_mpt_write {
  */
 enum shca_hw_counter {
 	SHCA_CNT_DOORBELLS,
+	SHCA_CNT_DOORBELL_RUNS,
 	SHCA_CNT_WQES,
 	SHCA_CNT_RECV_WQES,
 	SHCA_CNT_CQES,

@@ -3,7 +3,9 @@
  * shca hardware model: the execution engine and the fabric.
  *
  * Each QP has one turn on the device's execution units (a work item on an
- * unbound workqueue).  A doorbell queues the turn; the turn takes send WQEs
+ * unbound workqueue).  A doorbell queues the turn, or, from a process
+ * posting to an idle QP, runs it in the process's context; either way one
+ * runner at a time holds the QP's turn_mutex.  The turn takes send WQEs
  * in order, executes each to the end - local checks, routing, the peer's
  * responder, the reply - and completes it before taking the next.  Because
  * one WQE is finished before the next starts, a fenced WQE never has an
@@ -32,6 +34,8 @@ static DEFINE_RWLOCK(shca_fabric_lock);
 static DEFINE_SPINLOCK(shca_atomic_lock);
 
 #define SHCA_HW_BUDGET		64
+/* Payload bytes a doorbell's caller moves itself before it hands over. */
+#define SHCA_HW_RUN_BYTES	8192
 #define SHCA_HW_RNR_INFINITE	7
 #define SHCA_HW_MAX_TIMEOUT_US	100000
 
@@ -766,11 +770,28 @@ u32 shca_hw_engine_steps_left(struct shca_hw *hw)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_engine_steps_left);
 
+/* Payload bytes a send WQE moves, as far as its fields can say. */
+static u64 shca_hw_wqe_bytes(const struct shca_hw_send_wqe *w)
+{
+	u64 bytes = 0;
+	u32 i;
+
+	if (w->flags & SHCA_WQE_F_INLINE)
+		return w->inline_len;
+	/* Too many SGEs: execution rejects the WQE, at no cost. */
+	for (i = 0; i < w->num_sge && i < ARRAY_SIZE(w->sge); i++)
+		bytes += w->sge[i].length;
+	return bytes;
+}
+
 /*
- * One step of a QP's turn: execute the WQE at the head of the SQ.
- * Returns false when there is nothing more to do for now.
+ * One step of a QP's turn: execute the WQE at the head of the SQ.  With
+ * @bytes_left (a doorbell's caller running the turn), a WQE that moves
+ * more payload than that is left for an execution unit, and @handover
+ * says so.  Returns false when there is nothing more to do for now.
  */
-static bool shca_hw_engine_step(struct shca_hw_qp *qp)
+static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
+				bool *handover)
 {
 	struct shca_hw_cqe cqe = { .qpn = qp->qpn };
 	struct shca_hw_result res = {};
@@ -821,6 +842,14 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp)
 	}
 	memcpy(&w, (struct shca_hw_send_wqe *)qp->sq.ring + (qp->sq.ci & mask),
 	       sizeof(w));
+	if (bytes_left) {
+		if (shca_hw_wqe_bytes(&w) > *bytes_left) {
+			spin_unlock_irqrestore(&qp->lock, flags);
+			*handover = true;
+			return false;
+		}
+		*bytes_left -= shca_hw_wqe_bytes(&w);
+	}
 	attr = qp->attr;
 	spin_unlock_irqrestore(&qp->lock, flags);
 
@@ -889,19 +918,43 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp)
 }
 
 /**
+ * shca_hw_engine_turn() - run a QP's turn
+ * @qp: the QP, its turn_mutex held
+ * @caller: run by a doorbell's caller, not by an execution unit: it moves
+ *	no more than SHCA_HW_RUN_BYTES of payload, so that large transfers
+ *	still overlap with the process that posts them
+ *
+ * Runs up to a budget of WQEs.
+ *
+ * Return: true if work is left (the budget ran out, or the caller handed
+ * over): the turn goes back in the queue, yielding the unit to other QPs.
+ */
+bool shca_hw_engine_turn(struct shca_hw_qp *qp, bool caller)
+{
+	u64 bytes = SHCA_HW_RUN_BYTES;
+	bool handover = false;
+	int budget;
+
+	lockdep_assert_held(&qp->turn_mutex);
+	for (budget = SHCA_HW_BUDGET; budget; budget--)
+		if (!shca_hw_engine_step(qp, caller ? &bytes : NULL, &handover))
+			return handover;
+	return true;
+}
+
+/**
  * shca_hw_engine_run() - a QP's turn on an execution unit
  * @work: the QP's engine work
- *
- * Runs up to a budget of WQEs, then yields the unit to other QPs.
  */
 void shca_hw_engine_run(struct work_struct *work)
 {
 	struct shca_hw_qp *qp = container_of(to_delayed_work(work),
 					     struct shca_hw_qp, engine);
-	int budget;
+	bool more;
 
-	for (budget = SHCA_HW_BUDGET; budget; budget--)
-		if (!shca_hw_engine_step(qp))
-			return;
-	queue_delayed_work(qp->hw->engine_wq, &qp->engine, 0);
+	mutex_lock(&qp->turn_mutex);
+	more = shca_hw_engine_turn(qp, false);
+	mutex_unlock(&qp->turn_mutex);
+	if (more)
+		queue_delayed_work(qp->hw->engine_wq, &qp->engine, 0);
 }

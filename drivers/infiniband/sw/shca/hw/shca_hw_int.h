@@ -5,6 +5,7 @@
  *
  * Lock order, outermost first:
  *   shca_hw.cmd_mutex       (object commands; never held by the engine)
+ *   shca_hw_qp.turn_mutex   (whoever runs one QP's turn; never two at once)
  *   shca_hw_qp.resp_mutex   (responder side of one QP; never two at once)
  *   shca_hw_cq.write_mutex  (the one CQE writer of a CQ; never two at once)
  *   shca_fabric_lock        (read side; the list of devices)
@@ -161,6 +162,8 @@ struct shca_hw_wq {
  * @pdn: protection domain
  * @ref: users in flight, plus one while it is in the table
  * @done: completed when the last reference goes
+ * @turn_mutex: held by whoever runs the QP's turn: its engine work, or a
+ *	process whose doorbell runs it (shca_hw_ring_sq_run())
  * @resp_mutex: serialises the responder: one inbound message at a time
  * @lock: guards the state, attributes and queue indices
  * @attr: the modifiable attributes
@@ -190,6 +193,7 @@ struct shca_hw_qp {
 	u32 pdn;
 	refcount_t ref;
 	struct completion done;
+	struct mutex turn_mutex;	/* one runner of the QP's turn */
 	struct mutex resp_mutex;	/* one inbound message at a time */
 	spinlock_t lock;		/* guards state, attr, indices */
 	struct shca_hw_qp_attr attr;
@@ -386,6 +390,7 @@ void shca_hw_mpt_fini(struct shca_hw *hw);
 
 /* shca_hw_engine.c */
 void shca_hw_engine_run(struct work_struct *work);
+bool shca_hw_engine_turn(struct shca_hw_qp *qp, bool caller);
 void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq);
 void shca_hw_fabric_add(struct shca_hw *hw);
 void shca_hw_fabric_del(struct shca_hw *hw);

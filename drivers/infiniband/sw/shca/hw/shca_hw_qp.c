@@ -191,6 +191,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	qp->pdn = in->pdn;
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->done);
+	mutex_init(&qp->turn_mutex);
 	mutex_init(&qp->resp_mutex);
 	spin_lock_init(&qp->lock);
 	INIT_DELAYED_WORK(&qp->engine, shca_hw_engine_run);
@@ -289,6 +290,9 @@ static bool shca_hw_qp_transition_ok(u32 type, u32 cur, u32 next)
 static void shca_hw_qp_fence(struct shca_hw_qp *qp)
 {
 	cancel_delayed_work_sync(&qp->engine);
+	/* A doorbell may be running the turn in its caller's context. */
+	mutex_lock(&qp->turn_mutex);
+	mutex_unlock(&qp->turn_mutex);
 	mutex_lock(&qp->resp_mutex);
 	mutex_unlock(&qp->resp_mutex);
 }
@@ -428,7 +432,10 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	spin_unlock_irq(&qp->lock);
 	if (flush) {
 		cancel_delayed_work_sync(&qp->engine);
+		/* No turn may complete a WQE the flush completes. */
+		mutex_lock(&qp->turn_mutex);
 		shca_hw_qp_flush(qp, true);
+		mutex_unlock(&qp->turn_mutex);
 	}
 
 	spin_lock_irq(&qp->lock);
@@ -446,6 +453,7 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	shca_hw_qp_unlink(qp);
 	hw->nr_qps--;
 	mutex_destroy(&qp->resp_mutex);
+	mutex_destroy(&qp->turn_mutex);
 	kfree(qp);
 }
 
@@ -637,6 +645,46 @@ void shca_hw_ring_sq(struct shca_hw *hw, u32 qpn)
 	shca_hw_qp_put(qp);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_sq);
+
+/**
+ * shca_hw_ring_sq_run() - the send queue doorbell, run by its caller
+ * @hw: the device
+ * @qpn: the QP whose producer index moved
+ *
+ * Like shca_hw_ring_sq(), but when the QP's turn is neither running nor
+ * queued, the caller runs it here, in its own context: a process posting
+ * small messages to an idle QP does not wait for a worker to wake up.  It
+ * runs WQEs until it has moved SHCA_HW_RUN_BYTES of payload or the
+ * budget of an execution unit, and queues the rest as usual.  A turn held
+ * back by an RNR or transport retry timer stays queued.  For process
+ * context only; the caller holds no lock.
+ */
+void shca_hw_ring_sq_run(struct shca_hw *hw, u32 qpn)
+{
+	struct shca_hw_qp *qp;
+
+	might_sleep();
+	qp = shca_hw_qp_get(hw, qpn);
+	if (!qp)
+		return;
+	shca_hw_count(hw, SHCA_CNT_DOORBELLS);
+	/* Only a turn's runner queues a retry: none is pending unseen. */
+	if (!delayed_work_pending(&qp->engine) &&
+	    mutex_trylock(&qp->turn_mutex)) {
+		if (!delayed_work_pending(&qp->engine)) {
+			shca_hw_count(hw, SHCA_CNT_DOORBELL_RUNS);
+			if (shca_hw_engine_turn(qp, true))
+				shca_hw_qp_kick(qp);
+			mutex_unlock(&qp->turn_mutex);
+			shca_hw_qp_put(qp);
+			return;
+		}
+		mutex_unlock(&qp->turn_mutex);
+	}
+	shca_hw_qp_kick(qp);
+	shca_hw_qp_put(qp);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_sq_run);
 
 /**
  * shca_hw_ring_rq() - the receive queue doorbell

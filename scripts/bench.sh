@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: boot a test kernel and benchmark shca against rdma_rxe.
+#
+#   bench.sh [--smoke]
+#
+# KERNEL=stock (the default: two CPUs, no debug options, so the figures
+# mean something) or KERNEL=debug.  Runs scripts/guest/bench.sh in the
+# guest, then scripts/bench-report.sh, which prints the tables and writes
+# out/bench-$KERNEL/bench/{bench.csv,bench.png,sweep.png,destroy.png,
+# report.txt}.  --smoke runs every step with tiny counts.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+smoke=()
+[ "${1:-}" = --smoke ] && smoke=(--smoke)
+kernel=${KERNEL:-stock}
+case "$kernel" in
+debug|stock) ;;
+*) shca_die "bench.sh: KERNEL must be debug or stock" ;;
+esac
+
+shca_need_pkgs gnuplot-nox bsdextrautils perftest
+"$SHCA_TOP/scripts/build-module.sh" "$kernel" >/dev/null
+"$SHCA_TOP/scripts/build-user.sh" >/dev/null
+out=$SHCA_TOP/out/bench-$kernel
+"$SHCA_TOP/scripts/vm.sh" --kernel "$kernel" --out "$out" --timeout 3600 \
+	scripts/guest/bench.sh "${smoke[@]}" "$out/bench" || {
+	shca_log "the bench failed; the guest's console log is $out/console.log"
+	tail -n 20 "$out/bench/log" 2>/dev/null >&2 || true
+	exit 1
+}
+echo
+{
+	echo "kernel: $kernel $(grep -m1 -o 'Linux version [^ ]*' "$out/console.log" | cut -d' ' -f3)"
+	echo "guest: 2 vCPUs, 3 GiB, QEMU $(cat "$out/accel")"
+	echo "host: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
+	echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+	echo "mode: ${smoke[*]:-full}"
+} > "$out/bench/env.txt"
+echo
+cat "$out/bench/env.txt"
+"$SHCA_TOP/scripts/bench-report.sh" "$out/bench"

@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark run inside the guest (make bench, and the smoke test).
+#
+#   bench.sh [--smoke] [DIR]
+#
+# perftest on shca and on rdma_rxe, one after the other, each in loopback
+# on one device over a dummy netdev; then the in-kernel microbenchmarks of
+# shca_kbench.ko (CQ sweep, destroy_qp under load) and the memory objects
+# take.  Raw results go to DIR (default $SHCA_OUT/bench) as CSV files;
+# scripts/bench-report.sh turns them into the table and the plots.
+# --smoke runs every step with tiny counts: it shows that the bench works,
+# not how fast anything is.
+set -euo pipefail
+. "$SHCA_TOP/scripts/guest/lib.sh"
+. "$SHCA_TOP/tests/lib.sh"
+
+smoke=0
+if [ "${1:-}" = --smoke ]; then
+	smoke=1
+	shift
+fi
+dir=${1:-$SHCA_OUT/bench}
+mkdir -p "$dir"
+log=$dir/log
+: > "$log"
+
+note() {
+	echo "bench: $(date +%T) $*" | tee -a "$log"
+}
+
+shca_guest_load || fail "cannot load shca"
+modprobe rdma_rxe || fail "cannot load rdma_rxe"
+if ! grep -q '^shca_kbench ' /proc/modules; then
+	insmod "$SHCA_BUILD/kbench/shca_kbench.ko" || fail "cannot load shca_kbench"
+fi
+use_rdma_core
+command -v ib_send_bw >/dev/null || fail "perftest is not installed"
+ip link set lo up
+
+# Each device in loopback on a dummy netdev of its own.
+mkdummy bench_shca
+mkdummy bench_rxe
+ip addr add 10.21.0.1/24 dev bench_shca
+ip addr add 10.22.0.1/24 dev bench_rxe
+rdma link add shca_b type shca netdev bench_shca
+rdma link add rxe_b type rxe netdev bench_rxe
+note "devices up"
+
+# gid_index DEV HEX: the index of DEV's RoCE v2 GID ::ffff:HEX (an IPv4
+# address); shca lists v1 and v2 GIDs, rxe only v2.
+gid_index() {
+	local g=/sys/class/infiniband/$1/ports/1 i
+	for i in $(seq 0 15); do
+		if grep -q "ffff:$2\$" "$g/gids/$i" 2>/dev/null &&
+		   grep -q 'RoCE v2' "$g/gid_attrs/types/$i" 2>/dev/null; then
+			echo "$i"
+			return 0
+		fi
+	done
+	return 1
+}
+declare -A gid
+wait_for gid_index shca_b 0a15:0001 >/dev/null || fail "shca_b has no IPv4 GID"
+wait_for gid_index rxe_b 0a16:0001 >/dev/null || fail "rxe_b has no IPv4 GID"
+gid[shca_b]=$(gid_index shca_b 0a15:0001)
+gid[rxe_b]=$(gid_index rxe_b 0a16:0001)
+
+# ---- perftest -------------------------------------------------------------
+
+if [ $smoke -eq 1 ]; then
+	n_lat=20 n_small=1000 n_big=20
+else
+	n_lat=5000 n_small=20000 n_big=2000
+fi
+
+# The tests, as "NAME TOOL BYTES QPS ITERS".  perftest's latency tools
+# drive one QP; the bandwidth tools run 1 and 8.
+tests=(
+	"send_lat ib_send_lat 8 1 $n_lat"
+	"write_lat ib_write_lat 8 1 $n_lat"
+)
+for q in 1 8; do
+	tests+=(
+		"send_bw ib_send_bw 64 $q $n_small"
+		"write_bw ib_write_bw 64 $q $n_small"
+		"write_bw ib_write_bw 65536 $q $n_big"
+		"read_bw ib_read_bw 65536 $q $n_big"
+	)
+done
+# With one CPU (the debug kernel's guest) perftest's two busy-polling
+# processes take turns by the scheduler tick: every run crawls, and the
+# figures mean nothing (perftest even reports "inf").  A smoke run there
+# makes one run per device, to show that the tools work.
+if [ $smoke -eq 1 ] && [ "$(nproc)" -eq 1 ]; then
+	tests=("send_bw ib_send_bw 64 8 $n_small")
+fi
+
+# perf DEV NAME TOOL BYTES QPS ITERS: one run, as server and client on DEV;
+# prints "value unit": the typical (median) latency in microseconds, the
+# message rate in Mpps for small messages, the average bandwidth in MB/s
+# for large ones.  A figure perftest cannot give ("inf") is "nan".  The server
+# runs on CPU 0 and the client on CPU 1 (where there is one): a process
+# that moved between CPUs could see the TSC step, and perftest report 0.
+perf() {
+	local dev=$1 name=$2 tool=$3 bytes=$4 qps=$5 iters=$6 args line
+	local ccpu=$(($(nproc) > 1 ? 1 : 0))
+	args="-d $dev -x ${gid[$dev]} -F -s $bytes -n $iters"
+	[ "$qps" -eq 1 ] || args+=" -q $qps"
+	pair "perf-$dev-$name-$bytes-$qps" "taskset -c 0 $tool $args" \
+		"taskset -c $ccpu $tool $args 127.0.0.1" >> "$log"
+	line=$(grep -E '^ *[0-9]+ +[0-9]+ +([0-9.]+|inf|-?nan) ' \
+		"$SHCA_OUT/perf-$dev-$name-$bytes-$qps.client" | tail -n 1)
+	[ -n "$line" ] || fail "$dev $name: no results line"
+	case $name in
+	*_lat) echo "$line" | awk '{ print $5, "usec" }' ;;
+	*) if [ "$bytes" -le 4096 ]; then
+		echo "$line" | awk '{ print $5, "Mpps" }'
+	   else
+		echo "$line" | awk '{ print $4, "MB/s" }'
+	   fi ;;
+	esac | sed -E 's/^(inf|-?nan) /nan /'
+}
+
+echo "test,bytes,qps,unit,shca,rxe" > "$dir/perftest.csv"
+for t in "${tests[@]}"; do
+	read -r name tool bytes qps iters <<< "$t"
+	out=$(perf shca_b "$name" "$tool" "$bytes" "$qps" "$iters") || exit 1
+	read -r s unit <<< "$out"
+	out=$(perf rxe_b "$name" "$tool" "$bytes" "$qps" "$iters") || exit 1
+	read -r r _ <<< "$out"
+	note "$name $bytes B, $qps QP: shca $s, rxe $r $unit"
+	echo "$name,$bytes,$qps,$unit,$s,$r" >> "$dir/perftest.csv"
+done
+
+# The same 64-byte RDMA writes through plain libibverbs (verbs_rate, from
+# tests/user/), without perftest's own loop: what is left of a message's
+# cost is the device's and its provider's.
+vr=$SHCA_TOP/out/user/verbs_rate
+[ -x "$vr" ] || fail "no $vr; run scripts/build-user.sh"
+n_rate=$((smoke ? 1600 : 40000))
+# rate DEV QPS: one run on DEV, on CPU 1 where there is one; prints Mpps.
+rate() {
+	taskset -c $(($(nproc) > 1 ? 1 : 0)) "$vr" "$1" "${gid[$1]}" \
+		$n_rate 64 "$2" | tee -a "$log" |
+		awk '/ Mpps$/ { print $(NF - 1); f = 1 } END { exit !f }'
+}
+for q in 1 8; do
+	s=$(rate shca_b $q) || fail "verbs_rate on shca_b failed"
+	r=$(rate rxe_b $q) || fail "verbs_rate on rxe_b failed"
+	note "verbs_rate 64 B, $q QP: shca $s, rxe $r Mpps"
+	echo "verbs_rate,64,$q,Mpps,$s,$r" >> "$dir/perftest.csv"
+done
+rdma link del rxe_b
+
+# ---- in-kernel microbenchmarks --------------------------------------------
+
+kb=/sys/kernel/debug/shca_kbench
+# kbench CMD...: run one command; print its result line.
+kbench() {
+	echo "$*" > $kb/run || fail "shca_kbench: '$*' failed"
+	cat $kb/result
+}
+# fields LINE KEY...: the values of KEY=value in LINE, comma-separated.
+fields() {
+	local line=$1
+	shift
+	awk -v keys="$*" '{
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "="); v[kv[1]] = kv[2]
+		}
+		n = split(keys, k, " ")
+		for (i = 1; i <= n; i++)
+			printf "%s%s", v[k[i]], i < n ? "," : "\n"
+	}' <<< "$line"
+}
+
+# The sweep: against the depth of a full ring, against the entries in a
+# ring of 1M, and against the victim's share.
+if [ $smoke -eq 1 ]; then
+	depths="1024 4096" reps=2 shares="0 50 100"
+else
+	depths="1024 4096 16384 65536 262144 1048576" reps=7
+	shares="0 1 10 25 50 75 90 100"
+fi
+big=${depths##* }
+echo "series,depth,entries,share,removed,ns_median,ps_per_entry" > "$dir/sweep.csv"
+sweep() {
+	local series=$1 r
+	r=$(kbench sweep "$2" "$3" "$4" $reps)
+	echo "$series,$2,$3,$4,$(fields "$r" removed ns_median ps_per_entry)" >> "$dir/sweep.csv"
+}
+for d in $depths; do
+	sweep depth "$d" "$d" 50
+done
+for d in $depths; do
+	sweep entries "$big" "$d" 50
+done
+for s in $shares; do
+	sweep share "${depths%% *}" "${depths%% *}" "$s"
+done
+note "sweep: $(($(wc -l < "$dir/sweep.csv") - 1)) points"
+
+# destroy_qp every millisecond beside N neighbours on the same CQ, and
+# the control with the victims on a CQ of their own.
+if [ $smoke -eq 1 ]; then
+	neighbours="1 4" ms=100
+else
+	neighbours="1 8 64" ms=3000
+fi
+echo "cq,neighbours,period_us,destroys_per_s,cycle_ns,lat_ns_median,lat_ns_p99,lat_ns_max,base_per_s,loaded_per_s,drop_pct,victim_polled,bad,late" > "$dir/destroy.csv"
+for n in $neighbours; do
+	for cq in shared own; do
+		r=$(kbench destroy shca_b "$n" 1000 "$ms" "$cq")
+		fields "$r" cq neighbours period_us destroys_per_s cycle_ns \
+			lat_ns_median lat_ns_p99 lat_ns_max base_per_s \
+			loaded_per_s drop_permille victim_polled bad late |
+			awk -F, -v OFS=, '{ $11 = sprintf("%.1f", $11 / 10); print }' \
+			>> "$dir/destroy.csv"
+		[ "$(fields "$r" bad late)" = 0,0 ] ||
+			fail "destroy under load lost or misattributed completions: $r"
+	done
+done
+note "destroy: $(($(wc -l < "$dir/destroy.csv") - 1)) runs"
+
+# Memory: what /proc/meminfo's Slab and VmallocUsed grow by while shca
+# holds COUNT objects, per object.  Two sizes of each separate the fixed
+# part from the part per WQE or CQE.
+meminfo() {
+	echo 1 > /proc/sys/vm/stat_refresh
+	awk '/^Slab:/ { s = $2 } /^VmallocUsed:/ { v = $2 }
+	     END { print s * 1024, v * 1024 }' /proc/meminfo
+}
+if [ $smoke -eq 1 ]; then
+	holds=("qp 16 1" "qp 16 256" "cq 4 1023" "cq 4 4095")
+else
+	holds=("qp 1000 1" "qp 1000 256" "cq 100 1023" "cq 100 65535")
+fi
+echo "object,count,size,slab_bytes,vmalloc_bytes,bytes_per_object" > "$dir/memory.csv"
+for h in "${holds[@]}"; do
+	read -r what count size <<< "$h"
+	read -r s0 v0 <<< "$(meminfo)"
+	kbench hold shca_b "$what" "$count" "$size" > /dev/null
+	read -r s1 v1 <<< "$(meminfo)"
+	kbench release > /dev/null
+	echo "$what,$count,$size,$((s1 - s0)),$((v1 - v0)),$(( (s1 - s0 + v1 - v0) / count ))" >> "$dir/memory.csv"
+done
+note "memory: $(($(wc -l < "$dir/memory.csv") - 1)) points"
+
+rdma link del shca_b
+rmmod shca_kbench
+ip link del bench_shca
+ip link del bench_rxe
+note "done"

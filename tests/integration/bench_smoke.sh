@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench in miniature: the guest side of the bench with tiny counts
+# (perftest on shca and rdma_rxe, the sweep, destroy under load, memory),
+# then the report.  It asserts only that every step ran and gave figures,
+# the CSV table and the plots; how fast anything is is make bench's
+# business.  Two checks of the destroy-under-load run are correctness,
+# not speed: no neighbour completion lost or reordered and no victim
+# completion polled after its destroy_qp returned (bench.sh fails on
+# either).
+. "$(dirname "$0")/../lib.sh"
+
+# The debug kernel's guest (one CPU, a jiffies clock, KASAN's quarantine
+# in the slab figures) gives figures, but not ones that mean anything:
+# there only their form is checked.
+timed=0
+[ "$(nproc)" -gt 1 ] && timed=1
+
+d=$SHCA_OUT/bench-smoke
+rm -rf "$d"
+bash "$SHCA_TOP/scripts/guest/bench.sh" --smoke "$d" ||
+	fail "the bench failed: $(tail -n 3 "$d/log" 2>/dev/null)"
+bash "$SHCA_TOP/scripts/bench-report.sh" "$d" > "$d/report.out" 2>&1 ||
+	fail "the report failed: $(tail -n 3 "$d/report.out")"
+
+# rows CSV N: CSV has N data rows.
+rows() {
+	local n
+	n=$(($(wc -l < "$1") - 1))
+	[ "$n" -eq "$2" ] || fail "$1: $n rows, expected $2"
+}
+# With one CPU, the smoke run makes one perftest run per device; then
+# come two verbs_rate runs per device.
+if [ $timed -eq 1 ]; then
+	rows "$d/bench.csv" 12
+else
+	rows "$d/bench.csv" 3
+fi
+rows "$d/sweep.csv" 7
+rows "$d/destroy.csv" 4
+rows "$d/memory.csv" 4
+
+# Every perftest figure is a number, or "nan" where perftest could not
+# time the run; with two CPUs, the bandwidths at 64 KiB of both devices
+# are positive.
+awk -F, 'NR > 1 && !(($5 == "nan" || $5 + 0 == $5) &&
+		     ($6 == "nan" || $6 + 0 == $6)) { print; bad = 1 }
+	 END { exit bad }' "$d/bench.csv" || fail "a perftest figure is garbled"
+if [ $timed -eq 1 ]; then
+	awk -F, 'NR > 1 && $4 == "MB/s" && !($5 > 0 && $6 > 0 && $7 > 0) {
+		 print; bad = 1 } END { exit bad }' "$d/bench.csv" ||
+		fail "a bandwidth figure is missing"
+fi
+# verbs_rate times itself with the monotonic clock: positive everywhere.
+awk -F, '$1 == "verbs_rate" && !($5 > 0 && $6 > 0) { print; bad = 1 }
+	 END { exit bad }' "$d/bench.csv" || fail "a verbs_rate figure is missing"
+# The sweep removed exactly the victim's share and took some time.
+awk -F, -v t=$timed 'NR > 1 && !($5 == int($3 * $4 / 100) &&
+			       ($6 > 0 || (!t && $6 == 0))) { print; bad = 1 }
+	 END { exit bad }' "$d/sweep.csv" || fail "a sweep result is wrong"
+# Every destroy run destroyed QPs while the neighbours completed work.
+awk -F, 'NR > 1 && !($4 > 0 && $9 > 0 && $10 > 0 && $13 == 0 && $14 == 0) {
+	 print; bad = 1 } END { exit bad }' "$d/destroy.csv" ||
+	fail "a destroy-under-load run is wrong"
+# QPs and CQs take memory, and bigger ones take more.
+if [ $timed -eq 1 ]; then
+	awk -F, 'NR > 1 { if ($6 <= 0) bad = 1
+		 if (prev[$1] && $6 <= prev[$1]) bad = 1; prev[$1] = $6 }
+		 END { exit bad }' "$d/memory.csv" || fail "a memory figure is wrong"
+fi
+grep -q 'per CQE: ' "$d/report.txt" || fail "no per-CQE figure"
+
+for p in bench sweep destroy; do
+	[ "$(head -c 4 "$d/$p.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ] ||
+		fail "$p.png is not a PNG"
+done
+echo ok
