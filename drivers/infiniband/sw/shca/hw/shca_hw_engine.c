@@ -843,12 +843,14 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
 	memcpy(&w, (struct shca_hw_send_wqe *)qp->sq.ring + (qp->sq.ci & mask),
 	       sizeof(w));
 	if (bytes_left) {
-		if (shca_hw_wqe_bytes(&w) > *bytes_left) {
+		u64 bytes = shca_hw_wqe_bytes(&w);
+
+		if (bytes > *bytes_left) {
 			spin_unlock_irqrestore(&qp->lock, flags);
 			*handover = true;
 			return false;
 		}
-		*bytes_left -= shca_hw_wqe_bytes(&w);
+		*bytes_left -= bytes;
 	}
 	attr = qp->attr;
 	spin_unlock_irqrestore(&qp->lock, flags);
