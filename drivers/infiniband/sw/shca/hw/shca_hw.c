@@ -179,6 +179,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 		return;
 	shca_hw_fabric_del(hw);
 	shca_hw_qp_fini(hw);
+	shca_hw_cq_fini(hw);
 	shca_hw_eq_fini(hw);
 	shca_hw_mpt_fini(hw);
 	if (hw->engine_wq)

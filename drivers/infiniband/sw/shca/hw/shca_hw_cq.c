@@ -350,6 +350,19 @@ static enum shca_hw_status shca_hw_destroy_cq(struct shca_hw *hw, u32 cqn)
 	return SHCA_HW_OK;
 }
 
+/**
+ * shca_hw_cq_fini() - free the CQs a device still has when it powers off
+ * @hw: the device, its QPs already freed, so no CQ is associated
+ */
+void shca_hw_cq_fini(struct shca_hw *hw)
+{
+	struct shca_hw_cq *cq;
+	unsigned long index;
+
+	xa_for_each(&hw->cqs, index, cq)
+		shca_hw_destroy_cq(hw, index);
+}
+
 /*
  * Move the live CQEs, ci to pi, to the start of a new ring.  The caller
  * holds its poll lock, so the consumer index cannot move meanwhile; the

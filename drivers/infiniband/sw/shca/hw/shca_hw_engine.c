@@ -801,6 +801,7 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
 	u32 mask = (1U << qp->sq.log_depth) - 1;
 	u32 pi, state, delay = 0;
 	bool event = false, flush, signaled;
+	u64 bytes = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	state = qp->attr.state;
@@ -835,23 +836,27 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
 		shca_hw_qp_event(qp, SHCA_EV_QP_FATAL);
 		return false;
 	}
-	if (!shca_hw_engine_may_run(qp->hw)) {
-		/* Paused: shca_hw_engine_pause() kicks the QP again. */
-		spin_unlock_irqrestore(&qp->lock, flags);
-		return false;
-	}
 	memcpy(&w, (struct shca_hw_send_wqe *)qp->sq.ring + (qp->sq.ci & mask),
 	       sizeof(w));
+	/*
+	 * A WQE the caller leaves to an execution unit is handed over before
+	 * it can take a paused device's single step: the unit needs the step.
+	 */
 	if (bytes_left) {
-		u64 bytes = shca_hw_wqe_bytes(&w);
-
+		bytes = shca_hw_wqe_bytes(&w);
 		if (bytes > *bytes_left) {
 			spin_unlock_irqrestore(&qp->lock, flags);
 			*handover = true;
 			return false;
 		}
-		*bytes_left -= bytes;
 	}
+	if (!shca_hw_engine_may_run(qp->hw)) {
+		/* Paused: shca_hw_engine_pause() kicks the QP again. */
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return false;
+	}
+	if (bytes_left)
+		*bytes_left -= bytes;
 	attr = qp->attr;
 	spin_unlock_irqrestore(&qp->lock, flags);
 

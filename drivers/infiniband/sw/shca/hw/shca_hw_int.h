@@ -314,6 +314,7 @@ void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 void shca_hw_eq_post(struct shca_hw *hw, enum shca_hw_eqe_type type,
 		     enum shca_hw_event event, u32 obj, u32 gen);
 void shca_hw_eq_init(struct shca_hw *hw);
+void shca_hw_cq_fini(struct shca_hw *hw);
 void shca_hw_eq_fini(struct shca_hw *hw);
 
 /* shca_hw_window.c */
