@@ -6,6 +6,14 @@ SHCA_CACHE=${SHCA_CACHE:-$HOME/.cache/shca}
 SHCA_JOBS=${SHCA_JOBS:-$(nproc)}
 
 shca_log() { printf '[shca] %s\n' "$*" >&2; }
+
+# One debug-kernel build at a time: a second caller waits for the first and
+# then finds the build cached, instead of starting it over in the same place.
+if [ "$(basename "$0")" = build-kernel.sh ]; then
+	mkdir -p "$SHCA_CACHE"
+	exec 9>"$SHCA_CACHE/kbuild.lock"
+	flock 9
+fi
 shca_die() { printf '[shca] error: %s\n' "$*" >&2; exit 1; }
 
 # Install Debian packages that are missing; quiet when all are present.
