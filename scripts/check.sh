@@ -158,7 +158,7 @@ for k in debug stock; do
 	else
 		build $k
 	fi
-	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 1500 \
+	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 2700 \
 		scripts/guest/run-tests.sh "${args[@]}"
 	collect $k $?
 done
