@@ -9,6 +9,11 @@
  * stress cases then run neighbours' traffic on a shared CQ from several
  * threads while victims are destroyed or reset in a loop, the windows
  * widened by random delays, and check every completion polled.
+ *
+ * Each case also proves that it raced: it reads the windows' pass
+ * counters, and the stress cases hold some victims in the fence window
+ * until the consumer has polled neighbour completions meanwhile, and
+ * check that every destroyed victim's QPN was reissued at once.
  */
 #include <kunit/test.h>
 #include <linux/kthread.h>
@@ -143,7 +148,7 @@ static void shca_test_fence_sweep_window_held(struct kunit *test)
 	struct ib_cq *scq, *rcq;
 	struct ib_device *dev;
 	struct ib_wc wc[2];
-	u64 swept;
+	u64 swept, passes;
 
 	dev = shca_td_bench(test, p->type, p->split, NULL, v, n, &scq, &rcq);
 	shca_td_msgs(test, n, SHCA_TD_N, 0, 3, NULL, 0);
@@ -153,9 +158,12 @@ static void shca_test_fence_sweep_window_held(struct kunit *test)
 	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
 
 	win = shca_rt_arm(test, dev, SHCA_WIN_FENCE_SWEEP, v->qp->qp_num);
+	passes = atomic64_read(&win->passes);
 	a = shca_rt_async(test, v->qp, p->reset, win);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,
 							 SHCA_RT_HOLD_WAIT));
+	/* Held by the victim's one pass, with its six CQEs still in. */
+	KUNIT_EXPECT_EQ(test, passes + 1, (u64)atomic64_read(&win->passes));
 
 	/* In the window: the victim is fenced, its CQEs still there. */
 	shca_td_msgs(test, n, SHCA_TD_N, 3, 3, NULL, 0);
@@ -182,6 +190,7 @@ static void shca_test_fence_sweep_window_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, swept + 6,
 			shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT));
 	shca_td_expect_neighbour(test, scq, rcq, 1, 5);
+	KUNIT_EXPECT_EQ(test, passes + 1, (u64)atomic64_read(&win->passes));
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&win->timeouts));
 }
 
@@ -208,7 +217,7 @@ static void shca_test_cqe_publish_window_held(struct kunit *test)
 	struct ib_cq *cq, *rcq;
 	struct ib_device *dev;
 	struct ib_wc *wc;
-	u64 swept;
+	u64 swept, passes;
 	u32 i;
 
 	dev = shca_td_bench(test, IB_QPT_RC, false, NULL, v, n, &cq, &rcq);
@@ -218,9 +227,12 @@ static void shca_test_cqe_publish_window_held(struct kunit *test)
 	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
 
 	win = shca_rt_arm(test, dev, SHCA_WIN_CQE_PUBLISH, n->qp->qp_num);
+	passes = atomic64_read(&win->passes);
 	shca_td_msgs(test, n, SHCA_TD_N, 1, 1, NULL, 0);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,
 							 SHCA_RT_HOLD_WAIT));
+	/* Held by the first of the message's two CQEs. */
+	KUNIT_EXPECT_EQ(test, passes + 1, (u64)atomic64_read(&win->passes));
 
 	/* The sweep runs while the neighbour's receive CQE is half out. */
 	KUNIT_ASSERT_EQ(test, 0, shca_rt_teardown(v->qp, *reset));
@@ -238,6 +250,8 @@ static void shca_test_cqe_publish_window_held(struct kunit *test)
 	for (i = 0; i < 4; i++)
 		if (wc[i].opcode & IB_WC_RECV)
 			KUNIT_EXPECT_EQ(test, 8, wc[i].byte_len);
+	/* Then its send CQE went through the window too, not held. */
+	KUNIT_EXPECT_EQ(test, passes + 2, (u64)atomic64_read(&win->passes));
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&win->timeouts));
 }
 
@@ -286,6 +300,16 @@ static void shca_test_engine_single_step(struct kunit *test)
 #define SHCA_ST_MIN_EPOCHS	40
 #define SHCA_ST_SECONDS		4
 #define SHCA_ST_TAG_N0		10
+/* Every so many epochs the victim is held in the fence window ... */
+#define SHCA_ST_HOLD_EVERY	4
+/* ... until the consumer has polled this many neighbour completions. */
+#define SHCA_ST_HOLD_POLLS	6
+
+/* Whether @epoch's victim is held in the fence window (not when paused). */
+static bool shca_st_held_epoch(u32 epoch)
+{
+	return epoch % SHCA_ST_HOLD_EVERY == 2 && epoch % 5 != 0;
+}
 
 struct shca_st;
 
@@ -315,6 +339,13 @@ struct shca_st_producer {
  * @done_epoch: the last epoch whose destroy or reset has returned
  * @seen: which victim completions were polled, by epoch, kind and sequence
  * @epochs: victims torn down
+ * @reissued: victims whose QP got the previous victim's QPN back at once
+ *	(destroy), or kept it (reset)
+ * @hold_epoch: the epoch whose victim is armed or held in the fence window
+ * @held: epochs whose victim was armed to be held in the fence window
+ * @raced: held victims the consumer polled neighbour completions beside,
+ *	and released before their teardown returned
+ * @hold_polled: @polled when the consumer found the current victim held
  * @polled: neighbour completions polled
  * @victim_polled: victim completions polled (before their teardown returned)
  * @victims_done: the victim thread has finished
@@ -338,6 +369,11 @@ struct shca_st {
 	atomic_t done_epoch;
 	DECLARE_BITMAP(seen, SHCA_ST_MAX_EPOCHS * 2 * SHCA_ST_VICTIM_MSGS);
 	u32 epochs;
+	u32 reissued;
+	u32 hold_epoch;
+	u32 held;
+	u32 raced;
+	u64 hold_polled;
 	u64 polled;
 	u64 victim_polled;
 	bool victims_done;
@@ -411,14 +447,27 @@ static int shca_st_new_victim(struct shca_st *st, u32 reuse_qpn)
 		.port_num = 1,
 	};
 	struct ib_qp *qp;
+	int err;
 
 	/* Have the device reissue the last victim's QPN at once. */
-	if (reuse_qpn)
-		shca_hw_set_next_qpn(to_shca_dev(st->dev)->hw, reuse_qpn);
+	if (reuse_qpn) {
+		err = shca_hw_set_next_qpn(to_shca_dev(st->dev)->hw,
+					   reuse_qpn);
+		if (err)
+			return err;
+	}
 	qp = ib_create_qp(v->pd, &init);
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
 	v->qp = qp;
+	if (!reuse_qpn)
+		return 0;
+	if (qp->qp_num != reuse_qpn) {
+		shca_st_fail(st, "QPN %u not reissued: the new victim got %u",
+			     reuse_qpn, qp->qp_num);
+		return -EBADSLT;
+	}
+	st->reissued++;
 	return 0;
 }
 
@@ -448,6 +497,16 @@ static int shca_st_victims(void *arg)
 		err = shca_test_to_rts(st->v, st->v);
 		if (err)
 			break;
+		if (st->reset && qpn) {
+			/* Reset and reused: the same QP, the same number. */
+			if (st->v->qp->qp_num != qpn) {
+				shca_st_fail(st, "reset victim %u came back as %u",
+					     qpn, st->v->qp->qp_num);
+				err = -EBADSLT;
+				break;
+			}
+			st->reissued++;
+		}
 		qpn = st->v->qp->qp_num;
 		st->victim_qp[epoch] = st->v->qp;
 
@@ -462,6 +521,12 @@ static int shca_st_victims(void *arg)
 							    seq));
 		if (!err && prandom_u32_state(&rnd) % 2)
 			usleep_range(10, 200);
+		if (!err && shca_st_held_epoch(epoch)) {
+			/* The consumer releases it; see shca_st_hold(). */
+			WRITE_ONCE(st->hold_epoch, epoch);
+			st->held++;
+			shca_hw_window_arm(fence);
+		}
 		if (!err)
 			err = shca_rt_teardown(st->v->qp, st->reset);
 		if (paused)
@@ -531,6 +596,34 @@ static void shca_st_check(struct shca_st *st, const struct ib_wc *wc,
 	}
 }
 
+/*
+ * The consumer's side of a held epoch: once the victim's teardown is held
+ * in the fence window, go on polling until SHCA_ST_HOLD_POLLS neighbour
+ * completions have come meanwhile, then release it.  The teardown must
+ * not have returned before that.
+ */
+static void shca_st_hold(struct shca_st *st, struct shca_hw_window *fence)
+{
+	u32 epoch = READ_ONCE(st->hold_epoch);
+
+	if (!epoch || atomic_read(&fence->state) != SHCA_HW_WIN_HELD)
+		return;
+	if (!st->hold_polled) {
+		st->hold_polled = st->polled + 1;
+		return;
+	}
+	if (st->polled + 1 - st->hold_polled < SHCA_ST_HOLD_POLLS)
+		return;
+	if ((u32)atomic_read(&st->done_epoch) >= epoch)
+		shca_st_fail(st, "victim %u's teardown returned while held",
+			     epoch);
+	else
+		st->raced++;
+	st->hold_polled = 0;
+	WRITE_ONCE(st->hold_epoch, 0);
+	shca_hw_window_release(fence);
+}
+
 static bool shca_st_drained(struct shca_st *st)
 {
 	int i;
@@ -549,6 +642,9 @@ static void shca_st_stop(void *arg)
 
 	WRITE_ONCE(st->stop, true);
 	wake_up_all(&st->wait);
+	/* A victim the consumer left held goes on. */
+	shca_hw_window_release(shca_hw_window(to_shca_dev(st->dev)->hw,
+					      SHCA_WIN_FENCE_SWEEP));
 	wait_event(st->wait, atomic_read(&st->threads_done) ==
 		   SHCA_ST_NEIGHBOURS + 1);
 }
@@ -558,13 +654,14 @@ static void shca_test_teardown_stress(struct kunit *test)
 	const bool *reset = test->param_value;
 	struct shca_st *st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
 	struct ib_device *dev, *unused;
+	struct shca_hw_window *fence, *publish;
+	u64 swept, stray, fence_passes, publish_passes;
 	unsigned long drain_end = 0;
 	struct task_struct *t;
 	struct rnd_state rnd;
 	struct ib_wc wc[16];
-	u64 swept, stray;
+	u32 done, held, e;
 	int i, got;
-	u32 done;
 
 	KUNIT_ASSERT_NOT_NULL(test, st);
 	st->test = test;
@@ -584,6 +681,10 @@ static void shca_test_teardown_stress(struct kunit *test)
 			     st->cq, 8);
 	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
 	stray = shca_test_drv_counter(dev, SHCA_DRV_CNT_STRAY);
+	fence = shca_hw_window(to_shca_dev(dev)->hw, SHCA_WIN_FENCE_SWEEP);
+	publish = shca_hw_window(to_shca_dev(dev)->hw, SHCA_WIN_CQE_PUBLISH);
+	fence_passes = atomic64_read(&fence->passes);
+	publish_passes = atomic64_read(&publish->passes);
 
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, shca_st_stop,
 							   st));
@@ -606,6 +707,7 @@ static void shca_test_teardown_stress(struct kunit *test)
 	for (;;) {
 		if (!(prandom_u32_state(&rnd) % 8))
 			usleep_range(100, 1000);
+		shca_st_hold(st, fence);
 		/* Read before polling: what it polls came after this. */
 		done = atomic_read_acquire(&st->done_epoch);
 		got = ib_poll_cq(st->cq, ARRAY_SIZE(wc), wc);
@@ -632,12 +734,32 @@ static void shca_test_teardown_stress(struct kunit *test)
 		usleep_range(20, 100);
 	}
 
-	kunit_info(test, "%u victims %s; %llu neighbour and %llu victim completions polled; %llu CQEs swept",
-		   st->epochs, st->reset ? "reset" : "destroyed", st->polled,
+	kunit_info(test, "%u victims %s, %u held while %u+ neighbour completions were polled, %u QPNs reissued; %llu neighbour and %llu victim completions polled; %llu CQEs swept",
+		   st->epochs, st->reset ? "reset" : "destroyed", st->raced,
+		   SHCA_ST_HOLD_POLLS, st->reissued, st->polled,
 		   st->victim_polled,
 		   shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT) - swept);
 	KUNIT_EXPECT_STREQ(test, "", st->failed);
-	KUNIT_EXPECT_GE(test, st->epochs, SHCA_ST_MIN_EPOCHS);
+	/*
+	 * The race, proven rather than hoped for.  Every teardown went
+	 * through the fence window once; every CQE through the publish
+	 * window.  The epochs that were to be held were, each beside
+	 * neighbour completions polled meanwhile, and released by the
+	 * consumer, not by the window's timeout.  Every victim after the
+	 * first had its predecessor's QPN.
+	 */
+	for (held = 0, e = 1; e <= st->epochs; e++)
+		held += shca_st_held_epoch(e);
+	KUNIT_EXPECT_GT(test, held, 0U);
+	KUNIT_EXPECT_EQ(test, held, st->held);
+	KUNIT_EXPECT_EQ(test, held, st->raced);
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&fence->timeouts));
+	KUNIT_EXPECT_EQ(test, fence_passes + st->epochs,
+			(u64)atomic64_read(&fence->passes));
+	KUNIT_EXPECT_GE(test,
+			(u64)atomic64_read(&publish->passes) - publish_passes,
+			st->polled + st->victim_polled);
+	KUNIT_EXPECT_EQ(test, st->epochs - 1, st->reissued);
 	KUNIT_EXPECT_GT(test, shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT),
 			swept);
 	KUNIT_EXPECT_EQ(test, stray,

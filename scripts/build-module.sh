@@ -24,8 +24,10 @@ cp -r "$SHCA_TOP/Kbuild" "$SHCA_TOP/drivers" "$SHCA_TOP/include" \
 	"$SHCA_TOP/kconsumer" "$SHCA_TOP/kbench" "$SHCA_TOP/kunit" "$b/"
 shca_log "building shca for the $kernel kernel"
 make -s -C "$kdir" M="$b" W=1 "$@" modules 2>&1 | tee "$b/build.log" >&2
-# Warnings fail the build: the driver compiles clean.
-if grep -E 'warning:|error:' "$b/build.log" | grep -v '^Skipping BTF' >/dev/null; then
+# Warnings fail the build: the driver compiles clean.  (Not a pipe into a
+# grep that may stop at the first line: under pipefail the writer's
+# SIGPIPE would pass the build.)
+if [ -n "$(grep -E 'warning:|error:' "$b/build.log" | grep -v '^Skipping BTF')" ]; then
 	shca_die "the $kernel build has warnings; see $b/build.log"
 fi
 ls "$b"/drivers/infiniband/sw/shca/shca.ko >/dev/null

@@ -96,13 +96,38 @@ if [ $do_lint -eq 1 ] || [ $do_itest -eq 1 ]; then
 fi
 
 # Lint, which also builds the module for the debug kernel under sparse.
+# Each of its checks must report, and its exit status must agree: a lint
+# that could not run is a failure, not silence.
 if [ $do_lint -eq 1 ]; then
-	while read -r tag name status; do
-		[ "$tag" = lint: ] && record "lint: $name" "$status"
-	done < <("$SHCA_TOP/scripts/lint.sh" > "$SHCA_TOP/out/lint.log" 2>&1
-		 grep '^lint:' "$SHCA_TOP/out/lint.log")
-	if grep -q '^lint: .* FAIL' "$SHCA_TOP/out/lint.log"; then
+	"$SHCA_TOP/scripts/lint.sh" > "$SHCA_TOP/out/lint.log" 2>&1
+	lrc=$?
+	for c in checkpatch kernel-doc sparse; do
+		status=$(awk -v c="$c" '$1 == "lint:" && $2 == c { s = $3 }
+			 END { print s }' "$SHCA_TOP/out/lint.log")
+		record "lint: $c" "${status:-FAIL}"
+	done
+	if [ $lrc -ne 0 ] && ! grep -q '^lint: .* FAIL' "$SHCA_TOP/out/lint.log"; then
+		record "lint: exit status $lrc" FAIL
+	fi
+	if [ $lrc -ne 0 ]; then
 		grep -v '^lint:' "$SHCA_TOP/out/lint.log" | head -n 60
+	fi
+fi
+
+# The KUnit report's parser proves itself on broken reports (host side).
+if [ $do_kunit -eq 1 ]; then
+	"$SHCA_TOP/tests/host/kunit_results.sh" \
+		> "$SHCA_TOP/out/kunit-results-test.txt" 2>&1
+	hrc=$?
+	while read -r st name; do
+		case $st in
+		ok) record "host: kunit-results $name" PASS ;;
+		not) record "host: kunit-results ${name#ok }" FAIL ;;
+		esac
+	done < "$SHCA_TOP/out/kunit-results-test.txt"
+	if [ $hrc -ne 0 ] &&
+	   ! grep -q '^not ok' "$SHCA_TOP/out/kunit-results-test.txt"; then
+		record "host: kunit-results self-test (exit status $hrc)" FAIL
 	fi
 fi
 
@@ -125,8 +150,8 @@ collect() {
 		done < "$out/results"
 	fi
 	if [ $do_kunit -eq 1 ] && [ "$k" = debug ]; then
-		if "$SHCA_TOP/scripts/kunit-results.sh" "$out/console.log" \
-			> "$out/kunit.txt"; then
+		if "$SHCA_TOP/scripts/kunit-results.sh" --suite "$suite" \
+			"$out/console.log" > "$out/kunit.txt"; then
 			while read -r status name; do
 				record "kunit: $name" "$status"
 			done < "$out/kunit.txt"

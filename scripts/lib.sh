@@ -20,8 +20,8 @@ shca_die() { printf '[shca] error: %s\n' "$*" >&2; exit 1; }
 shca_need_pkgs() {
 	local missing=() p
 	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-			grep -q 'install ok installed' || missing+=("$p")
+		[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = \
+			"install ok installed" ] || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	[ "$(id -u)" -eq 0 ] || shca_die "missing packages: ${missing[*]} (run as root or install them)"

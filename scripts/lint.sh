@@ -22,22 +22,65 @@ report() {
 	[ "$2" = PASS ] || rc=1
 }
 
+# checkpatch ARGS...: run checkpatch --strict, terse, on ARGS; print its
+# findings.  Fails if it found anything, and if it did not run as it
+# should: an exit status other than 0 or 1, or output that is neither a
+# finding nor its summary (a missing file only makes it say so).
+issue=': (ERROR|WARNING|CHECK):'
+checkpatch() {
+	local out st
+	out=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
+		--show-types "$@" 2>&1)
+	st=$?
+	if [ $st -gt 1 ] ||
+	   grep -vqE -e "$issue" -e '^total: [0-9]+ errors' -e '^$' <<<"$out" ||
+	   { [ $st -eq 1 ] && ! grep -qE -- "$issue" <<<"$out"; }; then
+		echo "checkpatch did not run (exit status $st):"
+		echo "$out"
+		return 1
+	fi
+	grep -E -- "$issue" <<<"$out"
+	[ $st -eq 0 ]
+}
+
 # Userspace code (libshca, the userspace tests) keeps rdma-core's ways:
 # C types and positive errno values.
-kfiles=$(echo "$files" | grep -vE '^(providers|tests)/')
-ufiles=$(echo "$files" | grep -E '^(providers|tests)/')
-# shellcheck disable=SC2086
-out=$( (perl "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
-	--show-types --ignore FILE_PATH_CHANGES -f $kfiles
-	[ -z "$ufiles" ] || perl "$src/scripts/checkpatch.pl" --strict \
-	--no-tree --terse --show-types \
-	--ignore FILE_PATH_CHANGES,PREFER_KERNEL_TYPES,USE_NEGATIVE_ERRNO \
-	-f $ufiles) 2>&1 | grep -E ': (ERROR|WARNING|CHECK):')
-if [ -z "$out" ]; then report checkpatch PASS; else echo "$out"; report checkpatch FAIL; fi
+kfiles=$(grep -vE '^(providers|tests)/' <<<"$files")
+ufiles=$(grep -E '^(providers|tests)/' <<<"$files")
+# It must catch what it is there to catch: a planted defect first.
+canary=$(mktemp --suffix=.c)
+trap 'rm -f "$canary"' EXIT
+printf '// SPDX-License-Identifier: GPL-2.0\nint  x ;\n' > "$canary"
+if [ -z "$kfiles" ]; then
+	echo "no kernel sources to check"
+	report checkpatch FAIL
+elif out=$(checkpatch -f "$canary") ||
+     ! grep -q ':SPACING:' <<<"$out"; then
+	echo "$out"
+	echo "checkpatch does not find a planted defect: it does not work"
+	report checkpatch FAIL
+else
+	st=0
+	# shellcheck disable=SC2086
+	checkpatch --ignore FILE_PATH_CHANGES -f $kfiles || st=1
+	if [ -n "$ufiles" ]; then
+		# shellcheck disable=SC2086
+		checkpatch --ignore FILE_PATH_CHANGES,PREFER_KERNEL_TYPES,USE_NEGATIVE_ERRNO \
+			-f $ufiles || st=1
+	fi
+	if [ $st -eq 0 ]; then report checkpatch PASS; else report checkpatch FAIL; fi
+fi
 
 # shellcheck disable=SC2086
 out=$(perl "$src/scripts/kernel-doc" -none -Wall $files 2>&1)
-if [ -z "$out" ]; then report kernel-doc PASS; else echo "$out"; report kernel-doc FAIL; fi
+st=$?
+if [ -z "$out" ] && [ $st -eq 0 ]; then
+	report kernel-doc PASS
+else
+	echo "$out"
+	echo "kernel-doc: exit status $st"
+	report kernel-doc FAIL
+fi
 
 shca_need_pkgs sparse
 if out=$("$SHCA_TOP/scripts/build-module.sh" debug C=1 2>&1); then

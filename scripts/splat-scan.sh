@@ -15,9 +15,9 @@ pat+='watchdog: BUG|rcu: INFO: rcu_.* detected stalls)'
 # Reports are kernel messages: only look after the printk timestamp.
 if grep -nE "^\[ *[0-9]+\.[0-9]+\] $pat|^$pat" "$log" > /dev/null; then
 	echo "[shca] kernel report(s) in $log:" >&2
-	grep -nE "^\[ *[0-9]+\.[0-9]+\] $pat|^$pat" "$log" | head -n 20 >&2
-	first=$(grep -nE "^\[ *[0-9]+\.[0-9]+\] $pat|^$pat" "$log" |
-		head -n 1 | cut -d: -f1)
+	grep -m 20 -nE "^\[ *[0-9]+\.[0-9]+\] $pat|^$pat" "$log" >&2
+	first=$(grep -m 1 -nE "^\[ *[0-9]+\.[0-9]+\] $pat|^$pat" "$log" |
+		cut -d: -f1)
 	echo "[shca] --- first report, in context ---" >&2
 	sed -n "$((first > 5 ? first - 5 : 1)),$((first + 60))p" "$log" >&2
 	echo "[shca] ---" >&2

@@ -16,7 +16,8 @@
 # the script printed) and whatever the script wrote there.  The run fails
 # if the script fails, if the guest does not finish in time, or if the
 # kernel log shows a BUG, WARNING, KASAN, UBSAN, lockdep, kmemleak, hung
-# task or panic report; the report is printed.
+# task or panic report; the report is printed.  On the debug kernel it
+# also fails if kmemleak was not active to the end (scripts/guest/init.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -91,14 +92,14 @@ rm -rf "$ird"
 # tends to fail with an internal emulation error.
 accel=tcg
 if [ -w /dev/kvm ] && [ "${SHCA_NO_KVM:-0}" != 1 ]; then
-	probe=$SHCA_CACHE/kvm-probe-$(uname -r)-$(qemu-system-x86_64 --version | head -1 | tr -cd '0-9.')
+	probe=$SHCA_CACHE/kvm-probe-$(uname -r)-$(qemu-system-x86_64 --version | awk 'NR == 1' | tr -cd '0-9.')
 	if [ ! -f "$probe" ]; then
 		shca_log "probing KVM with one boot"
-		if timeout 60 qemu-system-x86_64 -accel kvm -cpu host -m 512 \
-			-display none -no-reboot -serial stdio -monitor none \
-			-kernel "$bzimage" -initrd "$out/initramfs.gz" \
-			-append "console=ttyS0 panic=-1 SHCA_PROBE=1" 2>&1 |
-			grep -q 'shca-probe-ok'; then
+		if grep -q 'shca-probe-ok' <<<"$(timeout 60 qemu-system-x86_64 \
+			-accel kvm -cpu host -m 512 -display none -no-reboot \
+			-serial stdio -monitor none -kernel "$bzimage" \
+			-initrd "$out/initramfs.gz" \
+			-append "console=ttyS0 panic=-1 SHCA_PROBE=1" 2>&1)"; then
 			echo kvm > "$probe"
 		else
 			echo tcg > "$probe"
@@ -159,6 +160,17 @@ elif [ "$(cat "$out/exit-status")" != 0 ]; then
 	rc=$(cat "$out/exit-status")
 fi
 
+# The debug kernel has kmemleak: a run in which it was off checked no leak.
+if [ "$kernel" = debug ] && [ -f "$out/exit-status" ]; then
+	state=$(cat "$out/kmemleak-state" 2>/dev/null || echo "not recorded")
+	if [ "$state" != active ] ||
+	   grep -q 'kmemleak: Kernel memory leak detector disabled' \
+		"$out/console.log"; then
+		shca_log "kmemleak was not active ($state); no leak was checked"
+		grep 'kmemleak:' "$out/console.log" | tail -n 5 >&2 || true
+		rc=1
+	fi
+fi
 if [ -s "$out/kmemleak" ]; then
 	shca_log "kmemleak found leaks:"
 	head -n 60 "$out/kmemleak" >&2

@@ -2,6 +2,11 @@
 # Helpers for the integration tests (tests/integration/*.sh).  Sourced by
 # each test, which runs in the guest as root with shca loaded and no shca
 # device present.
+#
+# Under pipefail, never pipe a command into grep -q (or head): grep stops
+# at the first match, the writer dies of SIGPIPE, and the pipeline fails
+# although it matched.  Grep the output instead: grep -q RE <<<"$(CMD)",
+# or CMD > FILE and grep FILE where CMD's status matters too.
 set -euo pipefail
 
 fail() {
@@ -28,7 +33,7 @@ expect_error() {
 	if out=$("$@" 2>&1); then
 		fail "'$*' succeeded; expected it to fail with '$text'"
 	fi
-	echo "$out" | grep -qF -- "$text" ||
+	grep -qF -- "$text" <<<"$out" ||
 		fail "'$*' failed with '$out'; expected '$text'"
 }
 

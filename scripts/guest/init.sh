@@ -31,12 +31,23 @@ else
 fi
 
 # kmemleak only reports objects it has seen unreferenced for 5 seconds:
-# scan, let them age, scan again.
-if [ -w /sys/kernel/debug/kmemleak ]; then
-	echo scan > /sys/kernel/debug/kmemleak
+# scan, let them age, scan again.  A kmemleak that went off (it turns
+# itself off for good when it cannot track an allocation) refuses the
+# scan and reports nothing: $SHCA_OUT/kmemleak-state says "active" only
+# if both scans ran, and vm.sh fails a debug kernel's run without it.
+kml=/sys/kernel/debug/kmemleak
+if [ ! -e "$kml" ]; then
+	echo "absent: no $kml" > "$SHCA_OUT/kmemleak-state"
+elif ! echo scan 2>/dev/null > "$kml"; then
+	echo "off: $kml refuses a scan" > "$SHCA_OUT/kmemleak-state"
+else
 	sleep 6
-	echo scan > /sys/kernel/debug/kmemleak
-	cat /sys/kernel/debug/kmemleak > "$SHCA_OUT/kmemleak"
+	if echo scan 2>/dev/null > "$kml" &&
+	   cat "$kml" > "$SHCA_OUT/kmemleak"; then
+		echo active > "$SHCA_OUT/kmemleak-state"
+	else
+		echo "off: $kml failed its second scan" > "$SHCA_OUT/kmemleak-state"
+	fi
 fi
 echo "$status" > "$SHCA_OUT/exit-status"
 sync

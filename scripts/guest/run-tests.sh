@@ -44,6 +44,9 @@ result() {
 }
 
 if [ -n "$itest" ]; then
+	# A glob that names no test is a mistake, not a green run.
+	compgen -G "$SHCA_TOP/tests/integration/$itest.sh" > /dev/null ||
+		result "no-test-matches:$itest" FAIL
 	for t in "$SHCA_TOP"/tests/integration/$itest.sh; do
 		[ -f "$t" ] || continue
 		name=$(basename "$t" .sh)

@@ -13,7 +13,7 @@ rdma link add shca1 type shca netdev shca_d1
 ip link del shca_d1
 wait_for bash -c '! rdma dev show shca1 >/dev/null 2>&1' ||
 	fail "shca1 outlived its netdev"
-rdma link show shca0/1 | grep -q ACTIVE || fail "shca0 disturbed"
+grep -q ACTIVE <<<"$(rdma link show shca0/1)" || fail "shca0 disturbed"
 
 # rmmod with a device present removes it.
 mkdummy shca_d1
@@ -26,5 +26,5 @@ rmmod shca
 . "$SHCA_TOP/scripts/guest/lib.sh"
 shca_guest_load
 rdma link add shca0 type shca netdev shca_d0
-rdma link show shca0/1 | grep -q ACTIVE || fail "shca0 after reload"
+grep -q ACTIVE <<<"$(rdma link show shca0/1)" || fail "shca0 after reload"
 echo ok

@@ -7,14 +7,14 @@
 mkdummy shca_d0 02:00:00:00:00:01
 rdma link add shca0 type shca netdev shca_d0
 
-rdma dev show shca0 | grep -q 'shca0' || fail "rdma dev does not show shca0"
-rdma dev show shca0 | grep -q 'node_guid 0000:00ff:fe00:0001' ||
+grep -q 'shca0' <<<"$(rdma dev show shca0)" || fail "rdma dev does not show shca0"
+grep -q 'node_guid 0000:00ff:fe00:0001' <<<"$(rdma dev show shca0)" ||
 	fail "node GUID is not derived from the MAC: $(rdma dev show shca0)"
-rdma link show shca0/1 | grep -q 'state ACTIVE' ||
+grep -q 'state ACTIVE' <<<"$(rdma link show shca0/1)" ||
 	fail "port is not ACTIVE: $(rdma link show shca0/1)"
-rdma link show shca0/1 | grep -q 'netdev shca_d0' ||
+grep -q 'netdev shca_d0' <<<"$(rdma link show shca0/1)" ||
 	fail "port is not bound to shca_d0: $(rdma link show shca0/1)"
-rdma -j dev show shca0 | grep -q '"node_type":"ca"' ||
+grep -q '"node_type":"ca"' <<<"$(rdma -j dev show shca0)" ||
 	fail "node type is not CA"
 
 rdma link delete shca0

@@ -16,7 +16,7 @@ expect_error "Device or resource busy" \
 expect_error "Protocol not supported" rdma link add shca1 type shca netdev lo
 
 # None of that disturbed the device that exists, or left one behind.
-rdma link show shca0/1 | grep -q 'state ACTIVE' || fail "shca0 disturbed"
+grep -q 'state ACTIVE' <<<"$(rdma link show shca0/1)" || fail "shca0 disturbed"
 [ "$(rdma dev | grep -c shca)" = 1 ] || fail "stray devices: $(rdma dev)"
 
 # The netdev is free again once its device is gone.

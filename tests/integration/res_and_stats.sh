@@ -67,11 +67,11 @@ done
 qps=$(rdma res show qp link shca0 -dd)
 echo "$qps"
 for t in RC UC UD GSI; do
-	echo "$qps" | grep -q "type $t" || fail "no $t QP on shca0"
+	grep -q "type $t" <<<"$qps" || fail "no $t QP on shca0"
 done
-echo "$qps" | grep "type RC" | grep -q "drv_hw_state RTS" || fail "RC QP state"
+awk '/type RC/ && /drv_hw_state RTS/ { f = 1 } END { exit !f }' <<<"$qps" || fail "RC QP state"
 for a in sq_head sq_tail rq_head rq_tail gen; do
-	echo "$qps" | grep -q " drv_$a " || fail "QP attribute $a missing"
+	grep -q " drv_$a " <<<"$qps" || fail "QP attribute $a missing"
 done
 # Every send the device took from the RC QP's ring, it finished.
 read -r head tail < <(echo "$qps" | grep "type RC" | head -1 |
@@ -81,7 +81,7 @@ read -r head tail < <(echo "$qps" | grep "type RC" | head -1 |
 cqs=$(rdma res show cq dev shca1 -dd)
 echo "$cqs"
 for a in depth pi ci armed assoc; do
-	echo "$cqs" | grep -q " drv_$a " || fail "CQ attribute $a missing"
+	grep -q " drv_$a " <<<"$cqs" || fail "CQ attribute $a missing"
 done
 # (iproute2 6.1 names ib_core's poll contexts off by one; match on comm.)
 kcq=$(echo "$cqs" | grep "comm \[shca_kconsumer\]") ||
@@ -93,18 +93,18 @@ echo "$kcq" |
 		[ "$pi" = "$ci" ] || fail "CQ pi $pi ci $ci"
 	done
 # One QP uses each consumer CQ as its send and its receive CQ.
-echo "$kcq" | grep -q "drv_assoc 2" || fail "CQ association count"
+grep -q "drv_assoc 2" <<<"$kcq" || fail "CQ association count"
 
 mrs=$(rdma res show mr dev shca1 -dd)
 echo "$mrs"
-echo "$mrs" | grep -q "drv_type fast_reg" || fail "fast registration MR not listed"
-rdma res show pd dev shca0 | grep -q shca_kconsumer || fail "consumer PD not listed"
+grep -q "drv_type fast_reg" <<<"$mrs" || fail "fast registration MR not listed"
+grep -q shca_kconsumer <<<"$(rdma res show pd dev shca0)" || fail "consumer PD not listed"
 
 # Unloading the consumer frees everything but ib_mad's objects.
 rmmod shca_kconsumer
 qps=$(rdma res show qp link shca0)
-echo "$qps" | grep -q "type RC" && fail "RC QP left behind: $qps"
-echo "$qps" | grep -q "type GSI" || fail "GSI QP gone"
+grep -q "type RC" <<<"$qps" && fail "RC QP left behind: $qps"
+grep -q "type GSI" <<<"$qps" || fail "GSI QP gone"
 
 # Loopback on one device, in a workqueue poll context.
 insmod "$kc" dev_a=shca1 iters=2 poll=workqueue
@@ -112,7 +112,7 @@ cat $result
 for t in rc uc ud; do
 	grep -q "^$t PASS" $result || fail "loopback $t: $(grep "^$t" $result)"
 done
-rdma res show cq dev shca1 | grep -q "comm \[shca_kconsumer\]" ||
+grep -q "comm \[shca_kconsumer\]" <<<"$(rdma res show cq dev shca1)" ||
 	fail "loopback CQs not listed"
 # Deleting the device under the consumer: it lets go as an ib_client must.
 rdma link delete shca1

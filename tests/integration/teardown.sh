@@ -34,5 +34,5 @@ echo "swept_cqes $swept0 -> $swept, stray_cqes $stray"
 [ "$swept" -gt "$swept0" ] || fail "nothing was swept"
 [ "$stray" -eq 0 ] || fail "$stray CQEs the driver could not place"
 # The CQs and QPs are gone; only ib_mad's remain.
-rdma res show qp link shca0 | grep -q "type RC" && fail "QP left behind"
+grep -q "type RC" <<<"$(rdma res show qp link shca0)" && fail "QP left behind"
 echo ok

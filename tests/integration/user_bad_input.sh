@@ -20,5 +20,5 @@ for c in udata mmap rings mr reset; do
 done
 [ $failed -eq 0 ] || fail "$(grep -h '^not ok' "$SHCA_OUT"/uverbs-*.txt)"
 # Nothing of the processes' is left.
-rdma res show qp | grep -q shca_uverbs && fail "QPs left behind"
+grep -q shca_uverbs <<<"$(rdma res show qp)" && fail "QPs left behind"
 echo ok

@@ -22,10 +22,10 @@ done
 
 # libibverbs knows shca devices by name: a renamed one is not matched.
 rdma dev set shca1 name other1
-ibv_devices | grep -qw other1 && fail "a renamed device is still matched"
-ibv_devices | grep -qw shca0 || fail "shca0 lost when shca1 was renamed"
+grep -qw other1 <<<"$(ibv_devices)" && fail "a renamed device is still matched"
+grep -qw shca0 <<<"$(ibv_devices)" || fail "shca0 lost when shca1 was renamed"
 rdma dev set other1 name shca1
-ibv_devices | grep -qw shca1 || fail "shca1 not found when renamed back"
+grep -qw shca1 <<<"$(ibv_devices)" || fail "shca1 not found when renamed back"
 
 for pp in rc uc ud srq; do
 	pair "${pp}_loopback" \
@@ -51,11 +51,11 @@ cpid=$!
 wait_for bash -c "rdma res show qp link shca0 | grep -q 'comm ibv_rc_pingpong'" ||
 	fail "rdma res show qp: no ibv_rc_pingpong QP on shca0"
 rdma res show qp link shca0 | tee "$SHCA_OUT/res-qp.txt"
-rdma res show cq dev shca0 | grep -q 'comm ibv_rc_pingpong' ||
+grep -q 'comm ibv_rc_pingpong' <<<"$(rdma res show cq dev shca0)" ||
 	fail "rdma res show cq: no ibv_rc_pingpong CQ"
-rdma res show mr dev shca0 | grep -q 'comm ibv_rc_pingpong' ||
+grep -q 'comm ibv_rc_pingpong' <<<"$(rdma res show mr dev shca0)" ||
 	fail "rdma res show mr: no ibv_rc_pingpong MR"
-rdma res show qp link shca1 | grep -q 'state RTS' ||
+grep -q 'state RTS' <<<"$(rdma res show qp link shca1)" ||
 	fail "rdma res show qp: the server's QP is not in RTS"
 kill $cpid $spid 2>/dev/null
 wait 2>/dev/null

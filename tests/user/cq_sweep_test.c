@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "shca_cq_sweep.h"
 
@@ -206,15 +207,23 @@ static int random_rings(void)
  * the victim is fenced (the writer stops writing for it) and then swept
  * while the writer goes on for the neighbours.  The consumer must then see
  * every neighbour CQE exactly once and in order, and no victim CQE.
+ *
+ * The race is held open, not hoped for: after a quarter of the CQEs the
+ * consumer stops polling until the writer has filled the ring, so the
+ * sweep always meets a full ring beside a writer that is still going, and
+ * it must remove something.  A run that never swept fails, and so does
+ * one that takes longer than LIVE_SECONDS (the writer is told to stop).
  */
 #define LIVE_LOG	6
 #define LIVE_TOTAL	200000
+#define LIVE_SECONDS	60
 
 struct live {
 	struct shca_hw_cqe ring[1U << LIVE_LOG];
 	uint32_t ci;			/* consumer index, shared with writer */
 	int fenced;			/* no more victim CQEs, please */
 	int fence_acked;		/* none is being written any more */
+	int stop;			/* give up: the consumer timed out */
 	uint32_t victims_written;
 };
 
@@ -225,7 +234,8 @@ static void *live_writer(void *arg)
 	struct shca_hw_cqe *c;
 	int who;
 
-	while (seq[0] + seq[1] < LIVE_TOTAL) {
+	while (seq[0] + seq[1] < LIVE_TOTAL &&
+	       !__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE)) {
 		r = r * 1103515245 + 12345;
 		who = (r >> 16) % 3;
 		if (__atomic_load_n(&l->fenced, __ATOMIC_ACQUIRE)) {
@@ -251,33 +261,69 @@ static void *live_writer(void *arg)
 	return NULL;
 }
 
+static int live_expired(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > end->tv_sec ||
+	       (now.tv_sec == end->tv_sec && now.tv_nsec >= end->tv_nsec);
+}
+
 static int live_sweep(void)
 {
 	struct live *l = calloc(1, sizeof(*l));
 	uint32_t next[2] = { 0, 0 }, polled = 0, victims_after = 0, n;
 	struct shca_hw_cqe *c;
+	struct timespec end;
+	unsigned int spins = 0;
+	int swept = 0, bad = 0;
 	pthread_t t;
-	int swept = 0;
 
 	if (!l)
 		return 1;
-	pthread_create(&t, NULL, live_writer, l);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += LIVE_SECONDS;
+	if (pthread_create(&t, NULL, live_writer, l)) {
+		free(l);
+		snprintf(why, sizeof(why), "no writer thread");
+		return 1;
+	}
 	while (next[0] + next[1] < LIVE_TOTAL) {
-		if (!swept && polled > LIVE_TOTAL / 4 &&
-		    shca_cqe_published(l->ring, LIVE_LOG,
-				       l->ci + (1U << LIVE_LOG) - 1)) {
-			/* A full ring: plenty of the victim's to sweep. */
+		if (!(++spins & 0xfff) && live_expired(&end)) {
+			snprintf(why, sizeof(why),
+				 "timed out after %d s: %u of %u neighbour CQEs, %s",
+				 LIVE_SECONDS, next[0] + next[1], LIVE_TOTAL,
+				 swept ? "swept" : "not swept");
+			bad = 1;
+			break;
+		}
+		if (!swept && polled > LIVE_TOTAL / 4) {
+			/* Hold: no polling until the writer fills the ring. */
+			if (!shca_cqe_published(l->ring, LIVE_LOG,
+						l->ci + (1U << LIVE_LOG) - 1))
+				continue;
 			__atomic_store_n(&l->fenced, 1, __ATOMIC_RELEASE);
 			/* A fence waits out the device's write in flight. */
 			while (!__atomic_load_n(&l->fence_acked,
-						__ATOMIC_ACQUIRE))
+						__ATOMIC_ACQUIRE) &&
+			       !live_expired(&end))
 				;
+			if (!__atomic_load_n(&l->fence_acked,
+					     __ATOMIC_ACQUIRE)) {
+				snprintf(why, sizeof(why),
+					 "the writer never acknowledged the fence");
+				bad = 1;
+				break;
+			}
 			n = shca_sweep_cq_ring(l->ring, LIVE_LOG, l->ci, VICTIM,
 					       NULL, NULL);
 			__atomic_store_n(&l->ci, l->ci + n, __ATOMIC_RELEASE);
 			swept = n;
 			if (!n) {
-				snprintf(why, sizeof(why), "nothing swept");
+				snprintf(why, sizeof(why),
+					 "nothing swept from a full ring");
+				bad = 1;
 				break;
 			}
 			continue;
@@ -293,6 +339,7 @@ static int live_sweep(void)
 					 "neighbour %u: CQE %u, expected %u",
 					 c->qpn - 0x200, c->byte_len,
 					 next[c->qpn - 0x200]);
+				bad = 1;
 				break;
 			}
 			next[c->qpn - 0x200]++;
@@ -300,13 +347,17 @@ static int live_sweep(void)
 		polled++;
 		__atomic_store_n(&l->ci, l->ci + 1, __ATOMIC_RELEASE);
 	}
+	__atomic_store_n(&l->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	n = next[0] + next[1];
 	free(l);
-	if (n != LIVE_TOTAL)
+	if (bad)
 		return 1;
 	printf("# %d victim CQEs swept from a full ring beside the writer\n",
 	       swept);
+	if (!swept) {
+		snprintf(why, sizeof(why), "the sweep never ran");
+		return 1;
+	}
 	if (victims_after) {
 		snprintf(why, sizeof(why), "%u victim CQEs after the sweep",
 			 victims_after);
