@@ -183,6 +183,8 @@ struct shca_hw_wq {
  * @retry_left: transport retries left for it
  * @sqd_notified: the SQ drained event for this SQD visit went out
  * @last_wqe_sent: the last WQE reached event went out
+ * @comm_est_sent: the communication established event for this RTR visit
+ *	went out
  * @engine: the QP's turn on an execution unit
  */
 struct shca_hw_qp {
@@ -213,6 +215,7 @@ struct shca_hw_qp {
 	u8 retry_left;
 	bool sqd_notified;
 	bool last_wqe_sent;
+	bool comm_est_sent;
 	struct delayed_work engine;
 };
 

@@ -376,6 +376,8 @@ static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
 	}
 	if (next == SHCA_QPS_SQD && cur != SHCA_QPS_SQD)
 		qp->sqd_notified = false;
+	if (next == SHCA_QPS_RTR && cur != SHCA_QPS_RTR)
+		qp->comm_est_sent = false;
 	if (next == SHCA_QPS_RTS && cur != SHCA_QPS_RTS) {
 		qp->rnr_left = qp->attr.rnr_retry;
 		qp->retry_left = qp->attr.retry_cnt;
