@@ -9,6 +9,7 @@
  *   shca_uverbs_test DEV reset      posting to a QP in RESET
  *   shca_uverbs_test DEV teardown   destroy and reset with a shared CQ
  *   shca_uverbs_test DEV hold       set up traffic, say "ready", wait to die
+ *   shca_uverbs_test DEV flood      flood QPs held in RTR, read events last
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
@@ -992,6 +993,193 @@ static void test_teardown(void)
 	pair_close(&p);
 }
 
+/* --- flood: unread async events stay bounded --------------------------- */
+
+#define FLOOD_MSGS	20000
+#define FLOOD_BATCH	32
+
+/* RESET -> INIT -> RTR, connected to @dest_qpn, and no further. */
+static int qp_to_rtr(struct pair *p, struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	union ibv_gid gid;
+	int rc = qp->qp_type == IBV_QPT_RC;
+
+	if (ibv_query_gid(p->ctx, 1, GIDX, &gid))
+		return -1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = GIDX;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN |
+			     (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+			      IBV_QP_MIN_RNR_TIMER : 0));
+}
+
+static int qp_rtr_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 1,
+		.rnr_retry = 1, .max_rd_atomic = 4,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     (qp->qp_type == IBV_QPT_RC ?
+			      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
+}
+
+/* Poll @n completions; count those that failed. */
+static int poll_n(struct ibv_cq *cq, int n, int *failed)
+{
+	struct ibv_wc wc;
+	int got = 0;
+
+	while (got < n && poll_one(cq, &wc)) {
+		got++;
+		*failed += wc.status != IBV_WC_SUCCESS;
+	}
+	return got;
+}
+
+/*
+ * Zero-length sends from @tx to @rx, in batches; an RC receiver gets a
+ * receive for each (a UC one drops them).  Returns the messages sent.
+ */
+static int flood(struct pair *p, struct ibv_qp *tx, struct ibv_qp *rx,
+		 int *failed)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_recv_wr rwr = { 0 }, *rbad;
+	int rc = rx->qp_type == IBV_QPT_RC, sent = 0, i, n;
+
+	while (sent < FLOOD_MSGS) {
+		n = 0;
+		for (i = 0; i < FLOOD_BATCH; i++) {
+			if (rc && ibv_post_recv(rx, &rwr, &rbad))
+				break;
+			wr.wr_id = sent + i;
+			if (ibv_post_send(tx, &wr, &bad))
+				break;
+			n++;
+		}
+		if (!n || poll_n(p->cq, n * (rc ? 2 : 1), failed) !=
+		    n * (rc ? 2 : 1))
+			break;
+		sent += n;
+	}
+	return sent;
+}
+
+/* Wait until the device's EQ is drained: every EQE handled, none owed. */
+static int eq_drained(void)
+{
+	unsigned long long written = 1, acked = 0;
+	unsigned int owing = 1;
+	char path[128], line[64];
+	int i, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/shca/%s/eq", devname);
+	for (i = 0; i < 500; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			return 0;
+		n = 0;
+		while (fgets(line, sizeof(line), f))
+			n += sscanf(line, "written %llu", &written) == 1 ||
+			     sscanf(line, "acked %llu", &acked) == 1 ||
+			     sscanf(line, "owing %u", &owing) == 1;
+		fclose(f);
+		if (n == 3 && written == acked && !owing)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * A process floods its own UC and RC QPs held in RTR, and reads no async
+ * event meanwhile: each receiver gets one COMM_EST for its RTR visit, not
+ * one per message, so what the kernel queues for the process stays
+ * bounded.  Then the receivers go to RTS and the device still works.
+ */
+static void test_flood(void)
+{
+	static const enum ibv_qp_type types[] = { IBV_QPT_UC, IBV_QPT_RC };
+	struct ibv_qp *tx[2], *rx[2];
+	int comm_est[2] = { 0 }, other = 0, sent[2], failed = 0, i, fl;
+	struct ibv_async_event ev;
+	struct pair p;
+
+	pair_open(&p);
+	for (i = 0; i < 2; i++) {
+		tx[i] = new_qp(&p, p.cq, types[i]);
+		rx[i] = new_qp(&p, p.cq, types[i]);
+		if (qp_to_rtr(&p, rx[i], tx[i]->qp_num) ||
+		    qp_to_rtr(&p, tx[i], rx[i]->qp_num) || qp_rtr_to_rts(tx[i]))
+			die("flood connect");
+		sent[i] = flood(&p, tx[i], rx[i], &failed);
+	}
+	CHECK(sent[0] == FLOOD_MSGS && sent[1] == FLOOD_MSGS && !failed,
+	      "flood_sent", "uc %d rc %d of %d, %d failed", sent[0], sent[1],
+	      FLOOD_MSGS, failed);
+	CHECK(eq_drained(), "flood_eq_drained",
+	      "the device's EQ did not drain");
+
+	/* Now read everything queued for the process, without waiting. */
+	fl = fcntl(p.ctx->async_fd, F_GETFL);
+	if (fl < 0 || fcntl(p.ctx->async_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		die("async fd");
+	while (!ibv_get_async_event(p.ctx, &ev)) {
+		if (ev.event_type == IBV_EVENT_COMM_EST &&
+		    ev.element.qp == rx[0])
+			comm_est[0]++;
+		else if (ev.event_type == IBV_EVENT_COMM_EST &&
+			 ev.element.qp == rx[1])
+			comm_est[1]++;
+		else
+			other++;
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(comm_est[0] == 1 && comm_est[1] == 1 && !other,
+	      "flood_events_bounded",
+	      "COMM_EST uc %d rc %d, %d other events, for %d messages each",
+	      comm_est[0], comm_est[1], other, FLOOD_MSGS);
+
+	/* The receivers move on, and traffic flows between the pairs. */
+	for (i = 0; i < 2; i++) {
+		if (qp_rtr_to_rts(rx[i]))
+			die("flood rts");
+		failed = 0;
+		post_recv(rx[i], p.mr, p.buf, 64, 1);
+		post_send(tx[i], IBV_WR_SEND, p.mr, p.buf + 4096, 16, 0, 0, 2);
+		CHECK(poll_n(p.cq, 2, &failed) == 2 && !failed,
+		      types[i] == IBV_QPT_UC ? "flood_uc_then_traffic" :
+		      "flood_rc_then_traffic", "%d failed", failed);
+		ibv_destroy_qp(tx[i]);
+		ibv_destroy_qp(rx[i]);
+	}
+	pair_close(&p);
+	traffic_ok("flood_device_still_works");
+}
+
 /* --- hold: live QPs with traffic for a kill ----------------------------- */
 
 static void test_hold(void)
@@ -1021,7 +1209,7 @@ int main(int argc, char **argv)
 		{ "udata", test_udata }, { "mmap", test_mmap },
 		{ "rings", test_rings }, { "mr", test_mr },
 		{ "reset", test_reset }, { "teardown", test_teardown },
-		{ "hold", test_hold },
+		{ "hold", test_hold }, { "flood", test_flood },
 	};
 	size_t i;
 

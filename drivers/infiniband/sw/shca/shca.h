@@ -58,6 +58,9 @@ enum shca_drv_counter {
  * @eq: the event queue ring, or NULL before it exists
  * @eq_log_depth: log2 of its depth
  * @eq_ci: its consumer index; only the interrupt handler moves it
+ * @eq_paused: a test knob: the interrupt handler waits before it drains
+ * @eq_delay_us: a test knob: the handler sleeps this long per EQE
+ * @eq_wait: woken when @eq_paused is cleared
  * @cqs: CQs by number, for completion and CQ events
  * @qps: QPs by number, for polling and QP events
  * @srqs: SRQs by number, for SRQ events
@@ -77,6 +80,9 @@ struct shca_dev {
 	struct shca_hw_eqe *eq;
 	u32 eq_log_depth;
 	u32 eq_ci;
+	bool eq_paused;
+	u32 eq_delay_us;
+	wait_queue_head_t eq_wait;
 	struct xarray cqs;
 	struct xarray qps;
 	struct xarray srqs;
@@ -356,6 +362,7 @@ int shca_query_port(struct ib_device *ibdev, u32 port_num,
 /* shca_eq.c */
 int shca_eq_create(struct shca_dev *sdev);
 void shca_eq_destroy(struct shca_dev *sdev);
+void shca_eq_pause(struct shca_dev *sdev, bool pause);
 
 /* shca_buf.c */
 void *shca_buf_alloc(size_t ring_bytes, void **dbrec);

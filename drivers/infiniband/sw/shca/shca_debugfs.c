@@ -14,6 +14,13 @@
  *                  when not paused); reads back the steps not yet taken
  *   next_qpn       where the cyclic QPN search starts next; write a freed
  *                  QPN to have it reissued at once
+ *   eq             read-only: the event queue's depth, limit, EQEs written
+ *                  and acknowledged, and objects owing an event
+ *   eq_paused      1 holds the interrupt handler before it drains the EQ
+ *                  (EQEs pile up), 0 lets it go on
+ *   eq_delay_us    the handler sleeps this long per EQE (at most 100 ms)
+ *   eq_limit       the EQ counts as full at this many unacknowledged
+ *                  EQEs (0: its depth), to overrun it on purpose
  *   windows/<name>/   a race window (cqe_publish, fence_sweep):
  *     delay_us     every pass waits this long (at most 100 ms)
  *     qpn          only passes for this QPN count; 0 for every QPN
@@ -150,6 +157,69 @@ static int shca_next_qpn_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(shca_next_qpn_fops, shca_next_qpn_get,
 			 shca_next_qpn_set, "%llu\n");
 
+static int shca_eq_show(struct seq_file *s, void *unused)
+{
+	struct shca_dev *sdev = s->private;
+	struct shca_hw_eq_state st;
+
+	shca_hw_eq_query(sdev->hw, &st);
+	seq_printf(s, "depth %u\nlimit %u\nwritten %llu\nacked %llu\nowing %u\n",
+		   st.depth, st.limit, st.written, st.acked, st.owing);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(shca_eq);
+
+static int shca_eq_paused_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(((struct shca_dev *)data)->eq_paused);
+	return 0;
+}
+
+static int shca_eq_paused_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	shca_eq_pause(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_eq_paused_fops, shca_eq_paused_get,
+			 shca_eq_paused_set, "%llu\n");
+
+static int shca_eq_delay_us_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(((struct shca_dev *)data)->eq_delay_us);
+	return 0;
+}
+
+static int shca_eq_delay_us_set(void *data, u64 val)
+{
+	if (val > 100000)
+		return -EINVAL;
+	WRITE_ONCE(((struct shca_dev *)data)->eq_delay_us, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_eq_delay_us_fops, shca_eq_delay_us_get,
+			 shca_eq_delay_us_set, "%llu\n");
+
+static int shca_eq_limit_get(void *data, u64 *val)
+{
+	struct shca_hw_eq_state st;
+
+	shca_hw_eq_query(((struct shca_dev *)data)->hw, &st);
+	*val = st.limit;
+	return 0;
+}
+
+static int shca_eq_limit_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	shca_hw_eq_set_limit(((struct shca_dev *)data)->hw, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_eq_limit_fops, shca_eq_limit_get,
+			 shca_eq_limit_set, "%llu\n");
+
 static int shca_window_hold_get(void *data, u64 *val)
 {
 	*val = atomic_read(&((struct shca_hw_window *)data)->state);
@@ -227,6 +297,13 @@ void shca_debugfs_add_dev(struct shca_dev *sdev, const char *name)
 				   &shca_engine_step_fops);
 	debugfs_create_file_unsafe("next_qpn", 0600, d, sdev,
 				   &shca_next_qpn_fops);
+	debugfs_create_file("eq", 0400, d, sdev, &shca_eq_fops);
+	debugfs_create_file_unsafe("eq_paused", 0600, d, sdev,
+				   &shca_eq_paused_fops);
+	debugfs_create_file_unsafe("eq_delay_us", 0600, d, sdev,
+				   &shca_eq_delay_us_fops);
+	debugfs_create_file_unsafe("eq_limit", 0600, d, sdev,
+				   &shca_eq_limit_fops);
 	shca_debugfs_add_windows(sdev, d);
 }
 

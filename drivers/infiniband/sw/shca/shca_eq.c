@@ -9,12 +9,19 @@
  * an event for an object being destroyed finds nothing.  A QP event also
  * carries the QPN's generation, so an event of a previous user of a QPN is
  * dropped.
+ *
+ * The EQ is as deep as the device's objects need (shca_hw_eq_log_depth()):
+ * the device keeps at most one EQE per object and kind in it, and holds
+ * back, never drops, an event that finds the EQ full.
  */
+#include <kunit/visibility.h>
+#include <linux/delay.h>
 #include <linux/vmalloc.h>
 
 #include "shca.h"
 
-#define SHCA_EQ_LOG_DEPTH	12
+/* The longest the eq_delay_us knob makes the handler sleep per EQE. */
+#define SHCA_EQ_MAX_DELAY_US	100000
 
 static const enum ib_event_type shca_event_type[] = {
 	[SHCA_EV_COMM_EST]	= IB_EVENT_COMM_EST,
@@ -113,19 +120,27 @@ static void shca_eq_port(struct shca_dev *sdev, const struct shca_hw_eqe *eqe)
 	ib_dispatch_event(&ev);
 }
 
-/* The vector's handler: drain the EQ, then re-arm it. */
+/*
+ * The vector's handler: drain the EQ, then re-arm it.  A test may pause it
+ * (it then waits here, and EQEs pile up in the EQ) or slow it down.
+ */
 static void shca_eq_irq(void *ctx)
 {
 	struct shca_dev *sdev = ctx;
 	u32 mask = (1U << sdev->eq_log_depth) - 1;
 	struct shca_hw_eqe *eqe;
+	u32 delay;
 
+	wait_event_idle(sdev->eq_wait, !READ_ONCE(sdev->eq_paused));
 	for (;;) {
 		eqe = &sdev->eq[sdev->eq_ci & mask];
 		if (READ_ONCE(eqe->owner) ==
 		    ((sdev->eq_ci >> sdev->eq_log_depth) & 1))
 			break;
 		dma_rmb();
+		delay = READ_ONCE(sdev->eq_delay_us);
+		if (delay)
+			fsleep(min_t(u32, delay, SHCA_EQ_MAX_DELAY_US));
 		switch (eqe->type) {
 		case SHCA_EQE_COMP:
 		case SHCA_EQE_CQ:
@@ -162,8 +177,9 @@ int shca_eq_create(struct shca_dev *sdev)
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_EQ };
 	int err;
 
-	sdev->eq_log_depth = SHCA_EQ_LOG_DEPTH;
-	sdev->eq = vzalloc(sizeof(*sdev->eq) << SHCA_EQ_LOG_DEPTH);
+	init_waitqueue_head(&sdev->eq_wait);
+	sdev->eq_log_depth = shca_hw_eq_log_depth(&sdev->caps);
+	sdev->eq = vzalloc(sizeof(*sdev->eq) << sdev->eq_log_depth);
 	if (!sdev->eq)
 		return -ENOMEM;
 	shca_hw_request_irq(sdev->hw, shca_eq_irq, sdev);
@@ -188,8 +204,26 @@ void shca_eq_destroy(struct shca_dev *sdev)
 
 	if (!sdev->eq)
 		return;
+	/* A paused handler would hold up the wait for it below. */
+	shca_eq_pause(sdev, false);
 	shca_cmd_exec(sdev, &cmd);
 	shca_hw_free_irq(sdev->hw);
 	vfree(sdev->eq);
 	sdev->eq = NULL;
 }
+
+/**
+ * shca_eq_pause() - hold the interrupt handler before it drains the EQ
+ * @sdev: the device
+ * @pause: true to hold it, false to let it go on
+ *
+ * A test knob: while the handler is held, the device keeps writing EQEs
+ * until the EQ is full, and owes the events it cannot write.
+ */
+void shca_eq_pause(struct shca_dev *sdev, bool pause)
+{
+	WRITE_ONCE(sdev->eq_paused, pause);
+	if (!pause)
+		wake_up_all(&sdev->eq_wait);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_eq_pause);

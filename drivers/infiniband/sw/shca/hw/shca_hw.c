@@ -426,10 +426,12 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		spin_lock_irqsave(&hw->lock, flags);
 		status = shca_hw_dispatch(hw, cmd, &port_event);
 		spin_unlock_irqrestore(&hw->lock, flags);
-		/* The EQ lock comes before hw->lock: post after dropping it. */
+		/*
+		 * The EQ lock comes before hw->lock: raise after dropping it.
+		 * There is one port, so one event source.
+		 */
 		if (port_event >= 0)
-			shca_hw_eq_post(hw, SHCA_EQE_PORT, port_event,
-					cmd->port, 0);
+			shca_hw_eq_raise(hw, &hw->port_ev, port_event);
 		return status;
 	}
 }

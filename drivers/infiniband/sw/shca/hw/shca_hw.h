@@ -77,6 +77,22 @@ struct shca_hw_window {
  */
 typedef void (*shca_hw_irq_handler_t)(void *ctx);
 
+/**
+ * struct shca_hw_eq_state - what the event queue holds, for debugfs
+ * @depth: EQEs it holds, or 0 before CREATE_EQ
+ * @limit: the test limit at which it counts as full, or 0
+ * @written: EQEs the device wrote to it
+ * @acked: EQEs the driver acknowledged
+ * @owing: objects with an event not yet written
+ */
+struct shca_hw_eq_state {
+	u32 depth;
+	u32 limit;
+	u64 written;
+	u64 acked;
+	u32 owing;
+};
+
 struct shca_hw *shca_hw_create(void);
 void shca_hw_destroy(struct shca_hw *hw);
 enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd);
@@ -90,6 +106,9 @@ void shca_hw_ring_sq_run(struct shca_hw *hw, u32 qpn);
 void shca_hw_ring_rq(struct shca_hw *hw, u32 qpn);
 void shca_hw_arm_cq(struct shca_hw *hw, u32 cqn, u32 how);
 void shca_hw_eq_arm(struct shca_hw *hw, u32 ci);
+u32 shca_hw_eq_log_depth(const struct shca_hw_caps *caps);
+void shca_hw_eq_set_limit(struct shca_hw *hw, u32 limit);
+void shca_hw_eq_query(struct shca_hw *hw, struct shca_hw_eq_state *st);
 
 int shca_hw_inject_cmd_failure(struct shca_hw *hw, int opcode);
 int shca_hw_injected_cmd_failure(struct shca_hw *hw);

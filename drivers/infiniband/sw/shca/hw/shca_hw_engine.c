@@ -384,8 +384,11 @@ static u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			shca_hw_count(qp->hw, SHCA_CNT_DROPPED);
 		return SHCA_CQE_OK;
 	}
-	comm_est = qp->attr.state == SHCA_QPS_RTR && qp->type != SHCA_QPT_UD &&
-		   qp->type != SHCA_QPT_GSI;
+	/* Once per RTR visit: the first message is what establishes it. */
+	comm_est = qp->attr.state == SHCA_QPS_RTR && !qp->comm_est_sent &&
+		   qp->type != SHCA_QPT_UD && qp->type != SHCA_QPT_GSI;
+	if (comm_est)
+		qp->comm_est_sent = true;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (comm_est)
 		shca_hw_qp_event(qp, SHCA_EV_COMM_EST);

@@ -12,7 +12,7 @@
  *   shca_hw_qp.lock         (one QP context)
  *   shca_hw_srq.lock        (one SRQ context)
  *   shca_hw_cq.lock         (one CQ context and its ring)
- *   shca_hw.eq_lock         (the event queue)
+ *   shca_hw.eq_lock         (the event queue, every object's EQ state)
  *   shca_hw.lock            (port, GID and P_Key tables)
  *   shca_hw_mpt.lock, shca_atomic_lock (leaves)
  * Spinlocks are all taken with interrupts off: doorbells and polling may
@@ -36,6 +36,39 @@
 #include <linux/xarray.h>
 
 #include "shca_hw.h"
+
+/*
+ * The completion event, as an owed-event bit of a CQ; affiliated and port
+ * events use their enum shca_hw_event value.
+ */
+#define SHCA_HW_EV_COMP		15
+#define SHCA_HW_EV_SLOTS	2
+
+/**
+ * struct shca_hw_evsrc - what one object has in the EQ, and still owes it
+ * @node: on shca_hw.eq_owed while @owed is not 0
+ * @type: enum shca_hw_eqe_type of the object's affiliated events
+ * @obj: the object's number
+ * @gen: its generation, for a QP
+ * @queued: bit per slot: the slot's EQE may still be unacknowledged
+ * @owed: bit per event kind: raised, but not yet written to the EQ
+ * @at: the EQ index of each slot's last EQE
+ *
+ * A CQ has two slots, its completion event and its error event; every
+ * other object has one.  An object never has more than one EQE per slot
+ * unacknowledged; an event raised meanwhile, or while the EQ is full, is
+ * owed and written once the driver acknowledges EQ entries.  All of it is
+ * under shca_hw.eq_lock.
+ */
+struct shca_hw_evsrc {
+	struct list_head node;
+	u8 type;
+	u32 obj;
+	u32 gen;
+	u16 queued;
+	u16 owed;
+	u64 at[SHCA_HW_EV_SLOTS];
+};
 
 /**
  * struct shca_hw_mpt - a memory protection table entry
@@ -89,6 +122,7 @@ struct shca_hw_mpt {
  * @moder_timer: fires a moderated event after @moder_period
  * @overflowed: the CQ overflowed; it takes no more CQEs
  * @assoc: QPs and SRQs pointing at the CQ
+ * @ev: its completion and error events in the EQ
  */
 struct shca_hw_cq {
 	struct shca_hw *hw;
@@ -107,6 +141,7 @@ struct shca_hw_cq {
 	struct timer_list moder_timer;
 	bool overflowed;
 	atomic_t assoc;
+	struct shca_hw_evsrc ev;
 };
 
 /**
@@ -124,6 +159,7 @@ struct shca_hw_cq {
  * @limit: armed limit, or 0
  * @max_sge: SGEs per WQE
  * @assoc: QPs attached
+ * @ev: its limit event in the EQ
  */
 struct shca_hw_srq {
 	struct shca_hw *hw;
@@ -139,6 +175,7 @@ struct shca_hw_srq {
 	u32 limit;
 	u32 max_sge;
 	atomic_t assoc;
+	struct shca_hw_evsrc ev;
 };
 
 /**
@@ -183,7 +220,10 @@ struct shca_hw_wq {
  * @retry_left: transport retries left for it
  * @sqd_notified: the SQ drained event for this SQD visit went out
  * @last_wqe_sent: the last WQE reached event went out
+ * @comm_est_sent: the communication established event for this RTR visit
+ *	went out
  * @engine: the QP's turn on an execution unit
+ * @ev: its affiliated events in the EQ
  */
 struct shca_hw_qp {
 	struct shca_hw *hw;
@@ -213,7 +253,9 @@ struct shca_hw_qp {
 	u8 retry_left;
 	bool sqd_notified;
 	bool last_wqe_sent;
+	bool comm_est_sent;
 	struct delayed_work engine;
+	struct shca_hw_evsrc ev;
 };
 
 /**
@@ -244,12 +286,17 @@ struct shca_hw_qp {
  * @engine_paused: the execution units take no work, except @engine_steps
  * @engine_steps: WQEs (or flushes) they may still run while paused
  * @windows: the race windows tests hold open, by enum shca_hw_window_id
- * @eq_lock: guards the event queue
+ * @eq_lock: guards the event queue and every object's EQ state
  * @eq: EQE ring, or NULL before CREATE_EQ
  * @eq_log_depth: log2 of its depth
- * @eq_pi: producer index
+ * @eq_start: @eq_pi when the EQ was created: its ring index 0
+ * @eq_pi: producer index, counted over the device's life
  * @eq_ci: consumer index, as the driver last acknowledged
+ * @eq_limit: a test knob: the EQ counts as full at this many
+ *	unacknowledged EQEs; 0 for its depth
+ * @eq_owed: objects owing events, by &shca_hw_evsrc.node
  * @eq_armed: the next EQE raises the interrupt
+ * @port_ev: the port's events in the EQ
  * @irq_handler: the driver's handler for the vector
  * @irq_ctx: its argument
  * @irq_work: runs the handler: the modeled MSI-X vector
@@ -282,12 +329,16 @@ struct shca_hw {
 	atomic_t engine_steps;
 	struct shca_hw_window windows[SHCA_WIN_NUM];
 
-	spinlock_t eq_lock;	/* guards the event queue */
+	spinlock_t eq_lock;	/* guards the EQ and the objects' EQ state */
 	struct shca_hw_eqe *eq;
 	u32 eq_log_depth;
-	u32 eq_pi;
-	u32 eq_ci;
+	u64 eq_start;
+	u64 eq_pi;
+	u64 eq_ci;
+	u32 eq_limit;
+	struct list_head eq_owed;
 	bool eq_armed;
+	struct shca_hw_evsrc port_ev;
 	shca_hw_irq_handler_t irq_handler;
 	void *irq_ctx;
 	struct work_struct irq_work;
@@ -311,8 +362,11 @@ struct shca_hw_cq *shca_hw_cq_get(struct shca_hw *hw, u32 cqn);
 void shca_hw_cq_put(struct shca_hw_cq *cq);
 void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 		      bool solicited);
-void shca_hw_eq_post(struct shca_hw *hw, enum shca_hw_eqe_type type,
-		     enum shca_hw_event event, u32 obj, u32 gen);
+void shca_hw_evsrc_init(struct shca_hw_evsrc *src,
+			enum shca_hw_eqe_type type, u32 obj, u32 gen);
+void shca_hw_evsrc_del(struct shca_hw *hw, struct shca_hw_evsrc *src);
+void shca_hw_eq_raise(struct shca_hw *hw, struct shca_hw_evsrc *src,
+		      u32 kind);
 void shca_hw_eq_init(struct shca_hw *hw);
 void shca_hw_cq_fini(struct shca_hw *hw);
 void shca_hw_eq_fini(struct shca_hw *hw);

@@ -77,7 +77,7 @@ void shca_hw_srq_put(struct shca_hw_srq *srq)
  */
 void shca_hw_qp_event(struct shca_hw_qp *qp, enum shca_hw_event event)
 {
-	shca_hw_eq_post(qp->hw, SHCA_EQE_QP, event, qp->qpn, qp->gen);
+	shca_hw_eq_raise(qp->hw, &qp->ev, event);
 }
 
 static void shca_hw_qp_kick(struct shca_hw_qp *qp)
@@ -135,8 +135,7 @@ bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
 	}
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (fire)
-		shca_hw_eq_post(srq->hw, SHCA_EQE_SRQ, SHCA_EV_SRQ_LIMIT,
-				srq->srqn, 0);
+		shca_hw_eq_raise(srq->hw, &srq->ev, SHCA_EV_SRQ_LIMIT);
 	return true;
 }
 
@@ -249,6 +248,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 		status = SHCA_HW_NO_RESOURCES;
 		goto err;
 	}
+	shca_hw_evsrc_init(&qp->ev, SHCA_EQE_QP, qpn, qp->gen);
 	xa_store_irq(&hw->qps, qpn, qp, GFP_KERNEL);
 	hw->nr_qps++;
 	cmd->out.num = qpn;
@@ -376,6 +376,8 @@ static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
 	}
 	if (next == SHCA_QPS_SQD && cur != SHCA_QPS_SQD)
 		qp->sqd_notified = false;
+	if (next == SHCA_QPS_RTR && cur != SHCA_QPS_RTR)
+		qp->comm_est_sent = false;
 	if (next == SHCA_QPS_RTS && cur != SHCA_QPS_RTS) {
 		qp->rnr_left = qp->attr.rnr_retry;
 		qp->retry_left = qp->attr.retry_cnt;
@@ -450,6 +452,7 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	shca_hw_qp_put(qp);
 	wait_for_completion(&qp->done);
 	shca_hw_qp_fence(qp);
+	shca_hw_evsrc_del(hw, &qp->ev);
 	shca_hw_qp_unlink(qp);
 	hw->nr_qps--;
 	mutex_destroy(&qp->resp_mutex);
@@ -515,6 +518,7 @@ void shca_hw_qp_fini(struct shca_hw *hw)
 		shca_hw_qp_free(hw, qp, false);
 	xa_for_each(&hw->srqs, index, srq) {
 		xa_erase_irq(&hw->srqs, index);
+		shca_hw_evsrc_del(hw, &srq->ev);
 		kfree(srq);
 	}
 }
@@ -547,6 +551,7 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 	srq->limit = in->limit;
 	srq->max_sge = in->max_sge;
 	atomic_set(&srq->assoc, 0);
+	shca_hw_evsrc_init(&srq->ev, SHCA_EQE_SRQ, 0, 0);
 	err = xa_alloc_irq(&hw->srqs, &cmd->out.num, srq,
 			   XA_LIMIT(1, hw->caps->max_srq), GFP_KERNEL);
 	if (err < 0) {
@@ -554,6 +559,7 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 		return SHCA_HW_NO_RESOURCES;
 	}
 	srq->srqn = cmd->out.num;
+	srq->ev.obj = srq->srqn;
 	return SHCA_HW_OK;
 }
 
@@ -575,6 +581,7 @@ static enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
 		xa_unlock_irq(&hw->srqs);
 		shca_hw_srq_put(srq);
 		wait_var_event(&srq->ref, !refcount_read(&srq->ref));
+		shca_hw_evsrc_del(hw, &srq->ev);
 		kfree(srq);
 		return SHCA_HW_OK;
 	}

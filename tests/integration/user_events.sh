@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A process that floods its own UC and RC QPs held in RTR with zero-length
+# messages, and reads none of its async events meanwhile, finds one
+# COMM_EST per receiver queued at the end, not one per message; the
+# device keeps carrying traffic.
+. "$(dirname "$0")/../lib.sh"
+
+use_rdma_core
+two_devices
+t=$SHCA_TOP/out/user/shca_uverbs_test
+[ -x "$t" ] || fail "no $t; run scripts/build-user.sh"
+
+rc=0
+timeout 240 "$t" shca0 flood > "$SHCA_OUT/uverbs-flood.txt" || rc=$?
+cat "$SHCA_OUT/uverbs-flood.txt"
+[ $rc -eq 0 ] || fail "exit $rc: $(grep '^not ok' "$SHCA_OUT/uverbs-flood.txt")"
+grep -q '^ok flood_events_bounded' "$SHCA_OUT/uverbs-flood.txt" ||
+	fail "no verdict on the events"
+rdma res show qp | grep -q shca_uverbs && fail "QPs left behind"
+echo ok
