@@ -108,7 +108,11 @@ static void shca_hs_qp_new(struct kunit *test, u32 type, struct shca_hs_qp *q)
 	struct shca_hw_cmd cq = { .opcode = SHCA_CMD_CREATE_CQ };
 	struct shca_hw_cmd qp = { .opcode = SHCA_CMD_CREATE_QP };
 
-	q->hw = shca_hs_hw(test);
+	/*
+	 * The rings first: KUnit releases in reverse order, so the model
+	 * (and the engine's flush of a QP moved to ERR) is gone before the
+	 * memory it reads.
+	 */
 	q->ring = kunit_kzalloc(test, 4 * sizeof(*q->ring), GFP_KERNEL);
 	q->sq = kunit_kzalloc(test, 4 * sizeof(*q->sq), GFP_KERNEL);
 	q->db = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
@@ -118,6 +122,7 @@ static void shca_hs_qp_new(struct kunit *test, u32 type, struct shca_hs_qp *q)
 					 GFP_KERNEL);
 	KUNIT_ASSERT_TRUE(test, q->ring && q->sq && q->db && cq.in.cq.dbrec &&
 			  qp.in.qp.rq.ring);
+	q->hw = shca_hs_hw(test);
 	cq.in.cq.ring = q->ring;
 	cq.in.cq.log_depth = 2;
 	qp.in.qp.type = type;
