@@ -10,6 +10,11 @@
  *   shca_uverbs_test DEV teardown   destroy and reset with a shared CQ
  *   shca_uverbs_test DEV hold       set up traffic, say "ready", wait to die
  *   shca_uverbs_test DEV flood      flood QPs held in RTR, read events last
+ *   shca_uverbs_test DEV memcg      rings charged to the memory cgroup
+ *                                   $SHCA_CGROUP; creation past its
+ *                                   memory.max fails with ENOMEM
+ *   shca_uverbs_test DEV limits     QPs and CQs until the device refuses;
+ *                                   prints "limits QPS CQS"
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
@@ -29,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <rdma/ib_user_verbs.h>
@@ -1200,6 +1206,194 @@ static void test_hold(void)
 		pause();
 }
 
+/* --- memcg: rings are charged to the creating process's cgroup -------- */
+
+#define MEMCG_OBJS	8
+#define MEMCG_SLACK	(1024 * 1024)	/* per-CPU charge caches, page tables */
+#define MEMCG_MAX_CQS	4096
+
+static unsigned long long cg_read(const char *file)
+{
+	const char *dir = getenv("SHCA_CGROUP");
+	unsigned long long v = 0;
+	char path[512];
+	FILE *f;
+
+	if (!dir)
+		die("SHCA_CGROUP is not set");
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		die(path);
+	if (fscanf(f, "%llu", &v) != 1)
+		v = ~0ULL;	/* "max" */
+	fclose(f);
+	return v;
+}
+
+static int cq_depth_log(int cqe)
+{
+	int log = 0;
+
+	while ((1 << log) < cqe + 1)
+		log++;
+	return log;
+}
+
+/*
+ * Eight big CQs and one QP with deep queues: memory.current grows by
+ * their rings and falls back when they go.  Then CQs until the cgroup's
+ * memory.max: the one past it fails with ENOMEM, the process goes on, and
+ * the device still carries traffic afterwards.
+ */
+static void test_memcg(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_device_attr attr;
+	struct ibv_cq *cqs[MEMCG_MAX_CQS], *cq;
+	unsigned long long m0, m1, m2, max, ring, want;
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4096, .max_recv_wr = 4096,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp;
+	struct ibv_pd *pd;
+	int cqe, i, n, err;
+
+	/* Nothing of the process may be reclaimed from under it. */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		die("mlockall");
+	pd = ibv_alloc_pd(ctx);
+	if (!pd || ibv_query_device(ctx, &attr))
+		die("pd");
+	cqe = attr.max_cqe < 65535 ? attr.max_cqe : 65535;
+	ring = (unsigned long long)sizeof(struct shca_hw_cqe) <<
+	       cq_depth_log(cqe);
+
+	m0 = cg_read("memory.current");
+	for (i = 0; i < MEMCG_OBJS; i++) {
+		cqs[i] = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+		if (!cqs[i])
+			die("ibv_create_cq");
+	}
+	m1 = cg_read("memory.current");
+	want = MEMCG_OBJS * ring;
+	CHECK(m1 >= m0 + want - MEMCG_SLACK && m1 <= m0 + want + 2 * MEMCG_SLACK,
+	      "memcg_cq_rings_charged",
+	      "%d CQs of %llu-byte rings: memory.current %llu -> %llu",
+	      MEMCG_OBJS, ring, m0, m1);
+	for (i = 0; i < MEMCG_OBJS; i++)
+		if (ibv_destroy_cq(cqs[i]))
+			die("ibv_destroy_cq");
+	m2 = cg_read("memory.current");
+	CHECK(m2 + want - MEMCG_SLACK <= m1, "memcg_cq_rings_uncharged",
+	      "memory.current %llu -> %llu after the CQs went", m1, m2);
+
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!cq)
+		die("ibv_create_cq");
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	m0 = cg_read("memory.current");
+	qp = ibv_create_qp(pd, &init);
+	if (!qp)
+		die("ibv_create_qp");
+	m1 = cg_read("memory.current");
+	want = 4096ULL * (sizeof(struct shca_hw_send_wqe) +
+			  sizeof(struct shca_hw_recv_wqe));
+	CHECK(m1 >= m0 + want - MEMCG_SLACK && m1 <= m0 + want + 2 * MEMCG_SLACK,
+	      "memcg_qp_rings_charged",
+	      "a QP of %llu bytes of rings: memory.current %llu -> %llu",
+	      want, m0, m1);
+	if (ibv_destroy_qp(qp) || ibv_destroy_cq(cq))
+		die("qp teardown");
+
+	/* Up to the limit, and one past it. */
+	max = cg_read("memory.max");
+	m0 = cg_read("memory.current");
+	errno = 0;
+	for (n = 0; n < MEMCG_MAX_CQS; n++) {
+		cqs[n] = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+		if (!cqs[n])
+			break;
+	}
+	err = errno;
+	m1 = cg_read("memory.current");
+	CHECK(n < MEMCG_MAX_CQS && err == ENOMEM, "memcg_limit_enomem",
+	      "%d CQs created, then %s", n, strerror(err));
+	CHECK(max != ~0ULL && m1 <= max && (unsigned long long)n * ring <= max,
+	      "memcg_limit_held", "memory.current %llu, memory.max %llu, %d CQs",
+	      m1, max, n);
+	CHECK(max != ~0ULL && (unsigned long long)(n + 2) * ring + m0 >= max,
+	      "memcg_limit_reached",
+	      "refused at %d CQs of %llu bytes from %llu with memory.max %llu",
+	      n, ring, m0, max);
+	for (i = 0; i < n; i++)
+		if (ibv_destroy_cq(cqs[i]))
+			die("ibv_destroy_cq");
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	munlockall();
+	traffic_ok("memcg_device_works_after");
+}
+
+/* --- limits: QPs and CQs until the device refuses --------------------- */
+
+#define LIMIT_MAX	70000
+
+static void test_limits(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	static struct ibv_qp *qps[LIMIT_MAX];
+	static struct ibv_cq *cqs[LIMIT_MAX];
+	int nq, nc, qerr, cerr, i;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	if (!pd || !cq)
+		die("pd and cq");
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	errno = 0;
+	for (nq = 0; nq < LIMIT_MAX; nq++) {
+		qps[nq] = ibv_create_qp(pd, &init);
+		if (!qps[nq])
+			break;
+	}
+	qerr = errno;
+	errno = 0;
+	for (nc = 0; nc < LIMIT_MAX; nc++) {
+		cqs[nc] = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+		if (!cqs[nc])
+			break;
+	}
+	cerr = errno;
+	CHECK(nq < LIMIT_MAX && qerr == ENOMEM, "limits_qp_enomem",
+	      "%d QPs, then %s", nq, strerror(qerr));
+	CHECK(nc < LIMIT_MAX && cerr == ENOMEM, "limits_cq_enomem",
+	      "%d CQs, then %s", nc, strerror(cerr));
+	/* The CQ made first counts: it is one of the device's CQs. */
+	printf("limits %d %d\n", nq, nc + 1);
+	for (i = 0; i < nq; i++)
+		if (ibv_destroy_qp(qps[i]))
+			die("ibv_destroy_qp");
+	for (i = 0; i < nc; i++)
+		if (ibv_destroy_cq(cqs[i]))
+			die("ibv_destroy_cq");
+	if (ibv_destroy_cq(cq) || ibv_dealloc_pd(pd))
+		die("teardown");
+	ibv_close_device(ctx);
+	traffic_ok("limits_device_works_after");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -1210,6 +1404,7 @@ int main(int argc, char **argv)
 		{ "rings", test_rings }, { "mr", test_mr },
 		{ "reset", test_reset }, { "teardown", test_teardown },
 		{ "hold", test_hold }, { "flood", test_flood },
+		{ "memcg", test_memcg }, { "limits", test_limits },
 	};
 	size_t i;
 

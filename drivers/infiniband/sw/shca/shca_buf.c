@@ -2,9 +2,13 @@
 /*
  * shca: memory the device reads and writes.
  *
- * Rings are page-aligned, zeroed vmalloc_user() memory so that they can be
- * mapped into a process; the doorbell record of a ring gets a page of its
- * own after it, for the same reason.
+ * Rings are page-aligned, zeroed vmalloc memory, charged to the memory
+ * cgroup of the process that creates them (GFP_KERNEL_ACCOUNT), so that a
+ * process's rings count against its memory.max like the rest of its
+ * memory.  A process maps them page by page (shca_mmap()).  The doorbell
+ * record of a ring gets a page of its own after it, so that it can be
+ * mapped too.  A charge past the limit fails the allocation: no OOM kill,
+ * no warning.
  */
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
@@ -25,7 +29,8 @@ void *shca_buf_alloc(size_t ring_bytes, void **dbrec)
 
 	if (ring < ring_bytes || ring + PAGE_SIZE < ring)
 		return NULL;
-	buf = vmalloc_user(ring + PAGE_SIZE);
+	buf = __vmalloc(ring + PAGE_SIZE, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			__GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (buf)
 		*dbrec = buf + ring;
 	return buf;

@@ -252,6 +252,7 @@ DEFINE_DEBUGFS_ATTRIBUTE(shca_window_passes_fops, shca_window_passes_get,
 static const char * const shca_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_CQE_PUBLISH]	= "cqe_publish",
 	[SHCA_WIN_FENCE_SWEEP]	= "fence_sweep",
+	[SHCA_WIN_MEM_ACCESS]	= "mem_access",
 };
 
 static void shca_debugfs_add_windows(struct shca_dev *sdev,

@@ -16,24 +16,25 @@
 #include "shca.h"
 
 static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
-				     u32 type, u32 max_pages)
+				     u32 type, u32 max_pages, u32 flags)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_ALLOC_MPT,
 		.in.mpt_alloc.type = type,
 		.in.mpt_alloc.pdn = to_shca_pd(ibpd)->pdn,
 		.in.mpt_alloc.max_pages = max_pages,
+		.in.mpt_alloc.flags = flags,
 	};
 	struct shca_mr *mr;
 	int err;
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->type = type;
 	mr->max_pages = max_pages;
 	if (max_pages) {
-		mr->pages = kvcalloc(max_pages, sizeof(u64), GFP_KERNEL);
+		mr->pages = kvcalloc(max_pages, sizeof(u64), GFP_KERNEL_ACCOUNT);
 		if (!mr->pages) {
 			kfree(mr);
 			return ERR_PTR(-ENOMEM);
@@ -93,7 +94,7 @@ struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct shca_mr *mr;
 	int err;
 
-	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_DMA, 0);
+	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_DMA, 0, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	err = shca_mr_write(sdev, mr, shca_access_to_hw(access), 0, 0, 0);
@@ -128,7 +129,8 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			 max_num_sg);
 		return ERR_PTR(-EINVAL);
 	}
-	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_PBL, max_num_sg);
+	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_PBL, max_num_sg,
+			   SHCA_MPT_F_FAST_REG);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	return &mr->ibmr;
@@ -205,7 +207,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		ib_umem_release(umem);
 		return ERR_PTR(-EINVAL);
 	}
-	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_PBL, npages);
+	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_PBL, npages, 0);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return ERR_CAST(mr);

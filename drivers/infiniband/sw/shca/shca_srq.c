@@ -115,8 +115,8 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->user = !!udata;
 	if (!srq->user) {
 		/* A process keeps its own free slots and wr_ids. */
-		srq->free_slots = kvcalloc(depth, sizeof(u32), GFP_KERNEL);
-		srq->wrid = kvcalloc(depth, sizeof(u64), GFP_KERNEL);
+		srq->free_slots = kvcalloc(depth, sizeof(u32), GFP_KERNEL_ACCOUNT);
+		srq->wrid = kvcalloc(depth, sizeof(u64), GFP_KERNEL_ACCOUNT);
 		if (!srq->free_slots || !srq->wrid) {
 			err = -ENOMEM;
 			goto err_free;

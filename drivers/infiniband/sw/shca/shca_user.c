@@ -161,7 +161,7 @@ struct rdma_user_mmap_entry *shca_mmap_insert(struct ib_udata *udata,
 	struct shca_mmap_entry *e;
 	int err;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return ERR_PTR(-ENOMEM);
 	e->buf = buf;
@@ -172,6 +172,22 @@ struct rdma_user_mmap_entry *shca_mmap_insert(struct ib_udata *udata,
 	}
 	*offset = rdma_user_mmap_get_offset(&e->rdma_entry);
 	return &e->rdma_entry;
+}
+
+/* Map @len bytes of vmalloc memory at @buf, page by page. */
+static int shca_mmap_pages(struct vm_area_struct *vma, void *buf, size_t len)
+{
+	unsigned long off;
+	int err;
+
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < len; off += PAGE_SIZE) {
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(buf + off));
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /**
@@ -201,7 +217,8 @@ int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 			 vma->vm_pgoff << PAGE_SHIFT);
 		return -EINVAL;
 	}
-	err = remap_vmalloc_range(vma, to_shca_mmap_entry(e)->buf, 0);
+	err = shca_mmap_pages(vma, to_shca_mmap_entry(e)->buf,
+			      vma->vm_end - vma->vm_start);
 	rdma_user_mmap_entry_put(e);
 	return err;
 }

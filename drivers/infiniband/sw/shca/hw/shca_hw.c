@@ -9,13 +9,43 @@
 #include <linux/errno.h>
 #include <linux/idr.h>
 #include <linux/lockdep.h>
+#include <linux/minmax.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
 
 #include "shca_hw_int.h"
 
-/* The one table of what the device can do. */
+/*
+ * The limits a process could otherwise turn into gigabytes of rings, as
+ * module parameters.  Every ring is also charged to the memory cgroup of
+ * the process that creates it.  A device takes the values in force when
+ * it is created.
+ */
+static unsigned int max_qp = 1024;
+module_param(max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp, "QPs per device (2..65536, default 1024)");
+
+static unsigned int max_qp_wr = 4096;
+module_param(max_qp_wr, uint, 0444);
+MODULE_PARM_DESC(max_qp_wr,
+		 "work requests per send or receive queue (1..16384, default 4096)");
+
+static unsigned int max_cq = 1024;
+module_param(max_cq, uint, 0444);
+MODULE_PARM_DESC(max_cq, "CQs per device (1..65536, default 1024)");
+
+static unsigned int max_cqe = (1 << 16) - 1;
+module_param(max_cqe, uint, 0444);
+MODULE_PARM_DESC(max_cqe,
+		 "CQEs per CQ, 32 bytes each (1..1048575, default 65535)");
+
+static unsigned int max_srq = 256;
+module_param(max_srq, uint, 0444);
+MODULE_PARM_DESC(max_srq, "SRQs per device (1..4096, default 256)");
+
+/* The one table of what the device can do; the parameters above adjust it. */
 static const struct shca_hw_caps shca_hw_default_caps = {
 	.max_mr_size			= 1ULL << 40,
 	.page_size_cap			= 0xfffff000ULL,
@@ -124,6 +154,19 @@ const char *shca_hw_opcode_name(enum shca_hw_opcode opcode)
 	return shca_hw_opcode_names[opcode];
 }
 
+/* The default table, within the limits the module parameters set. */
+static void shca_hw_caps_init(struct shca_hw_caps *caps)
+{
+	const struct shca_hw_caps *d = &shca_hw_default_caps;
+
+	*caps = *d;
+	caps->max_qp = clamp(READ_ONCE(max_qp), 2U, d->max_qp);
+	caps->max_qp_wr = clamp(READ_ONCE(max_qp_wr), 1U, d->max_qp_wr);
+	caps->max_cq = clamp(READ_ONCE(max_cq), 1U, d->max_cq);
+	caps->max_cqe = clamp(READ_ONCE(max_cqe), 1U, d->max_cqe);
+	caps->max_srq = clamp(READ_ONCE(max_srq), 1U, d->max_srq);
+}
+
 /**
  * shca_hw_create() - power on one modeled HCA
  *
@@ -137,7 +180,8 @@ struct shca_hw *shca_hw_create(void)
 	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
 	if (!hw)
 		return NULL;
-	hw->caps = &shca_hw_default_caps;
+	shca_hw_caps_init(&hw->own_caps);
+	hw->caps = &hw->own_caps;
 	spin_lock_init(&hw->lock);
 	mutex_init(&hw->cmd_mutex);
 	ida_init(&hw->pd_ida);
@@ -145,7 +189,6 @@ struct shca_hw *shca_hw_create(void)
 	hw->port.mtu = 1500;
 	INIT_LIST_HEAD(&hw->fabric_node);
 	xa_init_flags(&hw->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
-	xa_init_flags(&hw->qp_gens, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->cqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->mpts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
@@ -188,7 +231,6 @@ void shca_hw_destroy(struct shca_hw *hw)
 	xa_destroy(&hw->cqs);
 	xa_destroy(&hw->srqs);
 	xa_destroy(&hw->mpts);
-	xa_destroy(&hw->qp_gens);
 	ida_destroy(&hw->pd_ida);
 	mutex_destroy(&hw->cmd_mutex);
 	kfree(hw->pkeys);
@@ -408,20 +450,23 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_CREATE_QP:
 	case SHCA_CMD_MODIFY_QP:
 	case SHCA_CMD_QUERY_QP:
-	case SHCA_CMD_DESTROY_QP:
 		might_sleep();
 		mutex_lock(&hw->cmd_mutex);
 		status = shca_hw_qp_cmd(hw, cmd);
 		mutex_unlock(&hw->cmd_mutex);
 		return status;
+	case SHCA_CMD_DESTROY_QP:
 	case SHCA_CMD_ALLOC_MPT:
 	case SHCA_CMD_WRITE_MPT:
 	case SHCA_CMD_FREE_MPT:
+		/*
+		 * These take the command mutex themselves: a destroy waits
+		 * out one object's accesses in flight without it.
+		 */
 		might_sleep();
-		mutex_lock(&hw->cmd_mutex);
-		status = shca_hw_mpt_cmd(hw, cmd);
-		mutex_unlock(&hw->cmd_mutex);
-		return status;
+		if (cmd->opcode == SHCA_CMD_DESTROY_QP)
+			return shca_hw_qp_cmd(hw, cmd);
+		return shca_hw_mpt_cmd(hw, cmd);
 	default:
 		spin_lock_irqsave(&hw->lock, flags);
 		status = shca_hw_dispatch(hw, cmd, &port_event);

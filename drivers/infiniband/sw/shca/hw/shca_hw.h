@@ -32,11 +32,15 @@ struct shca_hw;
  *	are still published in ring order
  * @SHCA_WIN_FENCE_SWEEP: a QP being destroyed or reset is fenced and its
  *	CQEs are not yet swept; the driver passes through this one
+ * @SHCA_WIN_MEM_ACCESS: the responder of an RDMA WRITE holds the target MR
+ *	and the source, checked, and has not yet copied: an access in flight,
+ *	which FREE_MPT and DESTROY_QP wait out
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
 	SHCA_WIN_CQE_PUBLISH,
 	SHCA_WIN_FENCE_SWEEP,
+	SHCA_WIN_MEM_ACCESS,
 	SHCA_WIN_NUM,
 };
 
@@ -131,5 +135,6 @@ void shca_hw_engine_single_step(struct shca_hw *hw, u32 steps);
 u32 shca_hw_engine_steps_left(struct shca_hw *hw);
 int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn);
 u32 shca_hw_next_qpn(struct shca_hw *hw);
+u32 shca_hw_qpn_entries(struct shca_hw *hw);
 
 #endif /* SHCA_HW_H */

@@ -479,7 +479,7 @@ static enum shca_hw_status shca_hw_create_cq(struct shca_hw *hw,
 	if (!in->ring || !in->dbrec || !shca_hw_log_depth_ok(in->log_depth) ||
 	    (1U << in->log_depth) > hw->caps->max_cqe + 1)
 		return SHCA_HW_BAD_PARAM;
-	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
+	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
 	if (!cq)
 		return SHCA_HW_NO_RESOURCES;
 	cq->hw = hw;

@@ -419,7 +419,7 @@ struct shca_hw_qp_create {
  * struct shca_hw_qp_query - QUERY_QP results
  * @attr: the modifiable attributes
  * @type: enum shca_hw_qp_type
- * @gen: generation of this QPN's current user
+ * @gen: the QP's generation: no earlier holder of its QPN had it
  * @sq_pi: send queue producer index, as last doorbelled
  * @sq_ci: send queue consumer index: WQEs the engine finished
  * @rq_pi: receive queue producer index
@@ -516,16 +516,26 @@ enum shca_hw_mpt_type {
 	SHCA_MPT_PBL,
 };
 
+/*
+ * ALLOC_MPT flags.  SHCA_MPT_F_FAST_REG: a PBL entry for fast registration,
+ * the only kind a peer's SEND_WITH_INV may invalidate (IBTA: remote
+ * invalidation is for fast-registration MRs and memory windows).
+ */
+#define SHCA_MPT_F_FAST_REG	BIT(0)
+#define SHCA_MPT_F_ALL		SHCA_MPT_F_FAST_REG
+
 /**
  * struct shca_hw_mpt_alloc - ALLOC_MPT parameters
  * @type: enum shca_hw_mpt_type
  * @pdn: protection domain
  * @max_pages: for PBL entries, the longest page list it will take
+ * @flags: SHCA_MPT_F_*
  */
 struct shca_hw_mpt_alloc {
 	u32 type;
 	u32 pdn;
 	u32 max_pages;
+	u32 flags;
 };
 
 /**

@@ -345,8 +345,9 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 			cqe.flags |= SHCA_CQE_F_INV;
 			cqe.imm_inv = w->imm_inv;
 		} else {
-			cqe.status = SHCA_CQE_LOC_PROT_ERR;
-			reply = SHCA_CQE_REM_OP_ERR;
+			/* IBTA class J: an Invalid Request NAK. */
+			cqe.status = SHCA_CQE_REM_INV_REQ_ERR;
+			reply = SHCA_CQE_REM_INV_REQ_ERR;
 		}
 	}
 
@@ -407,6 +408,8 @@ static u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 						w->rdma.remote_addr, m->len,
 						need, &remote))
 			break;
+		shca_hw_window_pass(&qp->hw->windows[SHCA_WIN_MEM_ACCESS],
+				    qp->qpn);
 		shca_hw_mem_copy(&remote, 0, m->local, m->len);
 		shca_hw_mem_release(&remote);
 		shca_hw_count_add(qp->hw, SHCA_CNT_RX_BYTES, m->len);

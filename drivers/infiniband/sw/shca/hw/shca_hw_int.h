@@ -4,7 +4,9 @@
  * include this; the driver sees shca_hw.h and shca_hw_defs.h.
  *
  * Lock order, outermost first:
- *   shca_hw.cmd_mutex       (object commands; never held by the engine)
+ *   shca_hw.cmd_mutex       (object commands; never held by the engine,
+ *                            nor while a destroy waits out one object's
+ *                            accesses in flight)
  *   shca_hw_qp.turn_mutex   (whoever runs one QP's turn; never two at once)
  *   shca_hw_qp.resp_mutex   (responder side of one QP; never two at once)
  *   shca_hw_cq.write_mutex  (the one CQE writer of a CQ; never two at once)
@@ -76,6 +78,8 @@ struct shca_hw_evsrc {
  * @lock: guards the translation fields below
  * @index: the entry's index, key >> 8
  * @type: enum shca_hw_mpt_type
+ * @fast_reg: a fast-registration entry (SHCA_MPT_F_FAST_REG): a peer's
+ *	SEND_WITH_INV may invalidate it
  * @pdn: protection domain
  * @valid: the translation may be used
  * @key: the full current key
@@ -92,6 +96,7 @@ struct shca_hw_mpt {
 	spinlock_t lock;	/* guards the translation */
 	u32 index;
 	u32 type;
+	bool fast_reg;
 	u32 pdn;
 	bool valid;
 	u32 key;
@@ -194,7 +199,7 @@ struct shca_hw_wq {
  * struct shca_hw_qp - a queue pair context
  * @hw: the device
  * @qpn: its number
- * @gen: generation: how many QPs have held this QPN before
+ * @gen: generation: the device's count of QPs created, this one included
  * @type: enum shca_hw_qp_type
  * @pdn: protection domain
  * @ref: users in flight, plus one while it is in the table
@@ -260,7 +265,8 @@ struct shca_hw_qp {
 
 /**
  * struct shca_hw - one modeled HCA
- * @caps: the capability table the device reports
+ * @caps: the capability table the device reports: @own_caps
+ * @own_caps: the table, as the module parameters set it at power-on
  * @lock: guards @port, @gids and @pkeys
  * @cmd_mutex: serialises object commands
  * @port: the port's link, as the PHY last reported it
@@ -273,8 +279,8 @@ struct shca_hw_qp {
  * @fabric_node: entry in the fabric's device list
  * @qps: the QP context table, by QPN
  * @next_qpn: where the cyclic QPN search starts
- * @qp_gens: generation of each QPN's last user, by QPN, as xarray values;
- *	only QPNs ever used have an entry
+ * @qp_gen: generation of the QP created last; it names no QPN, so the
+ *	device keeps no state for a QPN no QP holds
  * @nr_qps: QPs in @qps
  * @cqs: the CQ context table
  * @next_cqn: where the cyclic CQN search starts
@@ -303,6 +309,7 @@ struct shca_hw_qp {
  */
 struct shca_hw {
 	const struct shca_hw_caps *caps;
+	struct shca_hw_caps own_caps;
 	spinlock_t lock;	/* guards port, gids, pkeys */
 	struct mutex cmd_mutex;	/* serialises object commands */
 	struct shca_hw_port_attr port;
@@ -316,7 +323,7 @@ struct shca_hw {
 
 	struct xarray qps;
 	u32 next_qpn;
-	struct xarray qp_gens;
+	u32 qp_gen;
 	u32 nr_qps;
 	struct xarray cqs;
 	u32 next_cqn;

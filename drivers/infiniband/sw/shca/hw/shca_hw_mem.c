@@ -50,14 +50,17 @@ static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
 	int err;
 
 	if ((in->type != SHCA_MPT_DMA && in->type != SHCA_MPT_PBL) ||
-	    !in->pdn || in->pdn > hw->caps->max_pd)
+	    !in->pdn || in->pdn > hw->caps->max_pd ||
+	    (in->flags & ~SHCA_MPT_F_ALL) ||
+	    ((in->flags & SHCA_MPT_F_FAST_REG) && in->type != SHCA_MPT_PBL))
 		return SHCA_HW_BAD_PARAM;
-	mpt = kzalloc(sizeof(*mpt), GFP_KERNEL);
+	mpt = kzalloc(sizeof(*mpt), GFP_KERNEL_ACCOUNT);
 	if (!mpt)
 		return SHCA_HW_NO_RESOURCES;
 	refcount_set(&mpt->ref, 1);
 	spin_lock_init(&mpt->lock);
 	mpt->type = in->type;
+	mpt->fast_reg = in->flags & SHCA_MPT_F_FAST_REG;
 	mpt->pdn = in->pdn;
 	mpt->max_pages = in->max_pages;
 	err = xa_alloc_cyclic_irq(&hw->mpts, &index, mpt,
@@ -108,11 +111,19 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 	return status;
 }
 
+/*
+ * The entry leaves the table under the command mutex; from then on no
+ * lookup finds it.  The accesses already in flight are waited out with
+ * the mutex dropped: they hold this entry only, and the device's other
+ * commands have no reason to wait for them.
+ */
 static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
 {
 	struct shca_hw_mpt *mpt;
 
+	mutex_lock(&hw->cmd_mutex);
 	mpt = xa_erase_irq(&hw->mpts, shca_hw_key_index(key));
+	mutex_unlock(&hw->cmd_mutex);
 	if (!mpt)
 		return SHCA_HW_BAD_INDEX;
 	shca_hw_mpt_put(mpt);
@@ -126,16 +137,26 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
  * @hw: the device
  * @cmd: the command
  *
+ * ALLOC_MPT and WRITE_MPT run under the command mutex; FREE_MPT takes it
+ * only to remove the entry.
+ *
  * Return: the completion status.
  */
 enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
 				    struct shca_hw_cmd *cmd)
 {
+	enum shca_hw_status status;
+
 	switch (cmd->opcode) {
 	case SHCA_CMD_ALLOC_MPT:
-		return shca_hw_alloc_mpt(hw, cmd);
 	case SHCA_CMD_WRITE_MPT:
-		return shca_hw_write_mpt(hw, cmd);
+		mutex_lock(&hw->cmd_mutex);
+		if (cmd->opcode == SHCA_CMD_ALLOC_MPT)
+			status = shca_hw_alloc_mpt(hw, cmd);
+		else
+			status = shca_hw_write_mpt(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
 	case SHCA_CMD_FREE_MPT:
 		return shca_hw_free_mpt(hw, cmd->in.mpt.key);
 	default:
@@ -446,7 +467,8 @@ void *shca_hw_mem_ptr(struct shca_hw_mem *mem, u64 off, u32 len)
  * @hw: the device that owns the key
  * @pdn: the protection domain of the QP asking
  * @key: the key
- * @remote: a peer asks (send with invalidate): only PBL entries qualify
+ * @remote: a peer asks (send with invalidate): only fast-registration
+ *	entries qualify, as the IBTA allows; locally, any PBL entry does
  *
  * Return: true when the key was valid and is now invalid.
  */
@@ -460,7 +482,7 @@ bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 key, bool remote)
 		return false;
 	spin_lock_irqsave(&mpt->lock, flags);
 	ok = mpt->type == SHCA_MPT_PBL && mpt->valid && mpt->key == key &&
-	     mpt->pdn == pdn;
+	     mpt->pdn == pdn && (!remote || mpt->fast_reg);
 	if (ok)
 		mpt->valid = false;
 	spin_unlock_irqrestore(&mpt->lock, flags);

@@ -5,8 +5,10 @@
  *
  * QPNs are 24 bits and handed out cyclically from 2 (QP0 does not exist on
  * a RoCE port; QP1 is the GSI QP), so a freed QPN is not reissued until
- * the space wraps.  Each QPN also has a generation, bumped on every reuse,
- * that events carry.
+ * the space wraps.  Each QP also has a generation, which events carry: a
+ * device-wide count of the QPs created, so a reissued QPN never comes back
+ * with a generation it had before (not until 2^32 QPs later), and the
+ * device keeps nothing for a QPN nobody holds.
  *
  * Fencing a QP (RESET, destroy) stops its execution unit and waits out any
  * inbound message its responder is handling; after that the engine writes
@@ -182,7 +184,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	if (hw->nr_qps >= caps->max_qp)
 		return SHCA_HW_NO_RESOURCES;
 
-	qp = kzalloc(sizeof(*qp), GFP_KERNEL);
+	qp = kzalloc(sizeof(*qp), GFP_KERNEL_ACCOUNT);
 	if (!qp)
 		return SHCA_HW_NO_RESOURCES;
 	qp->hw = hw;
@@ -240,14 +242,10 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	if (err < 0)
 		goto err;
 	qp->qpn = qpn;
-	qp->gen = xa_to_value(xa_load(&hw->qp_gens, qpn)) + 1;
-	err = xa_err(xa_store_irq(&hw->qp_gens, qpn,
-				  xa_mk_value(qp->gen), GFP_KERNEL));
-	if (err) {
-		xa_erase_irq(&hw->qps, qpn);
-		status = SHCA_HW_NO_RESOURCES;
-		goto err;
-	}
+	/* Never 0, and never a generation an earlier QP had. */
+	if (!++hw->qp_gen)
+		++hw->qp_gen;
+	qp->gen = hw->qp_gen;
 	shca_hw_evsrc_init(&qp->ev, SHCA_EQE_QP, qpn, qp->gen);
 	xa_store_irq(&hw->qps, qpn, qp, GFP_KERNEL);
 	hw->nr_qps++;
@@ -416,12 +414,33 @@ static enum shca_hw_status shca_hw_query_qp(struct shca_hw *hw,
 }
 
 /*
- * Destroy: the QP goes to ERR and its outstanding WQEs are flushed here
- * and now (a paused engine does not hold that up), with no last WQE event
- * for a QP nobody will own.  Then it is fenced and unlinked.  The flush
- * CQEs, like every other CQE of the QP, are the driver's to sweep.  A QP
- * left over when the device goes away is not flushed: its rings may be
- * gone.
+ * Take a QP out of its table, under the command mutex: from then on no
+ * lookup finds it (no doorbell, command or inbound message), but its QPN
+ * stays reserved, so a QP created meanwhile cannot get it.  What is left
+ * of the destroy waits for this QP alone, with the mutex dropped.
+ */
+static struct shca_hw_qp *shca_hw_qp_hide(struct shca_hw *hw, u32 qpn)
+{
+	struct shca_hw_qp *qp;
+
+	lockdep_assert_held(&hw->cmd_mutex);
+	xa_lock_irq(&hw->qps);
+	qp = xa_load(&hw->qps, qpn);
+	/* A NULL store keeps the index allocated: a reserved QPN. */
+	if (qp)
+		__xa_store(&hw->qps, qpn, NULL, 0);
+	xa_unlock_irq(&hw->qps);
+	return qp;
+}
+
+/*
+ * Destroy a hidden QP: it goes to ERR and its outstanding WQEs are
+ * flushed here and now (a paused engine does not hold that up), with no
+ * last WQE event for a QP nobody will own.  Then it is fenced and
+ * unlinked, and only then is its QPN free again.  The flush CQEs, like
+ * every other CQE of the QP, are the driver's to sweep.  A QP left over
+ * when the device goes away is not flushed: its rings may be gone.
+ * Called without the command mutex.
  */
 static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 			    bool flush)
@@ -443,10 +462,9 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	spin_lock_irq(&qp->lock);
 	qp->fenced = true;
 	spin_unlock_irq(&qp->lock);
-	xa_erase_irq(&hw->qps, qp->qpn);
 	/*
 	 * Wait out every holder first: a doorbell that looked the QP up
-	 * before the erase may still queue its work.  Then nothing can,
+	 * before it was hidden may still queue its work.  Then nothing can,
 	 * and the fence is final.
 	 */
 	shca_hw_qp_put(qp);
@@ -454,7 +472,10 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	shca_hw_qp_fence(qp);
 	shca_hw_evsrc_del(hw, &qp->ev);
 	shca_hw_qp_unlink(qp);
+	mutex_lock(&hw->cmd_mutex);
+	xa_erase_irq(&hw->qps, qp->qpn);
 	hw->nr_qps--;
+	mutex_unlock(&hw->cmd_mutex);
 	mutex_destroy(&qp->resp_mutex);
 	mutex_destroy(&qp->turn_mutex);
 	kfree(qp);
@@ -462,9 +483,11 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 
 static enum shca_hw_status shca_hw_destroy_qp(struct shca_hw *hw, u32 qpn)
 {
-	struct shca_hw_qp *qp = xa_load(&hw->qps, qpn);
+	struct shca_hw_qp *qp;
 
-	lockdep_assert_held(&hw->cmd_mutex);
+	mutex_lock(&hw->cmd_mutex);
+	qp = shca_hw_qp_hide(hw, qpn);
+	mutex_unlock(&hw->cmd_mutex);
 	if (!qp)
 		return SHCA_HW_BAD_INDEX;
 	shca_hw_qp_free(hw, qp, true);
@@ -505,6 +528,28 @@ u32 shca_hw_next_qpn(struct shca_hw *hw)
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_next_qpn);
 
 /**
+ * shca_hw_qpn_entries() - how many QPNs the device keeps state for
+ * @hw: the device
+ *
+ * For tests: the device keeps a QPN's context while a QP holds it and
+ * nothing once it is free, so this is bounded by max_qp however many
+ * QPNs were ever used.
+ *
+ * Return: the number of live QPs in the QP context table.
+ */
+u32 shca_hw_qpn_entries(struct shca_hw *hw)
+{
+	struct shca_hw_qp *qp;
+	unsigned long index;
+	u32 n = 0;
+
+	xa_for_each(&hw->qps, index, qp)
+		n++;
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_qpn_entries);
+
+/**
  * shca_hw_qp_fini() - free what is left of the QP and SRQ tables
  * @hw: the device
  */
@@ -514,8 +559,12 @@ void shca_hw_qp_fini(struct shca_hw *hw)
 	struct shca_hw_qp *qp;
 	unsigned long index;
 
-	xa_for_each(&hw->qps, index, qp)
+	xa_for_each(&hw->qps, index, qp) {
+		mutex_lock(&hw->cmd_mutex);
+		qp = shca_hw_qp_hide(hw, index);
+		mutex_unlock(&hw->cmd_mutex);
 		shca_hw_qp_free(hw, qp, false);
+	}
 	xa_for_each(&hw->srqs, index, srq) {
 		xa_erase_irq(&hw->srqs, index);
 		shca_hw_evsrc_del(hw, &srq->ev);
@@ -536,7 +585,7 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 	    (1U << in->log_depth) > hw->caps->max_srq_wr ||
 	    in->max_sge > SHCA_HW_MAX_SGE || in->limit > (1U << in->log_depth))
 		return SHCA_HW_BAD_PARAM;
-	srq = kzalloc(sizeof(*srq), GFP_KERNEL);
+	srq = kzalloc(sizeof(*srq), GFP_KERNEL_ACCOUNT);
 	if (!srq)
 		return SHCA_HW_NO_RESOURCES;
 	srq->hw = hw;
@@ -612,6 +661,9 @@ static enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
  * shca_hw_qp_cmd() - run a QP or SRQ command
  * @hw: the device
  * @cmd: the command
+ *
+ * DESTROY_QP comes without the command mutex and takes it itself; the
+ * others come with it held.
  *
  * Return: the completion status.
  */
