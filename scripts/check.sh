@@ -158,7 +158,8 @@ for k in debug stock; do
 	else
 		build $k
 	fi
-	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 1500 \
+	# 25 minutes, and 10 more for soak_short.
+	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 2100 \
 		scripts/guest/run-tests.sh "${args[@]}"
 	collect $k $?
 done

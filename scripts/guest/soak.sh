@@ -13,10 +13,10 @@
 # "rdma link delete" and adds it again, deletes a netdev (which takes its
 # device) and makes it again, or, with every process stopped, checks that
 # "rdma res" holds nothing of theirs and unloads and reloads shca.  At the
-# end it stops everything, deletes the devices and checks that "rdma res"
-# is empty and that the kernel log has no report, then prints the
-# operations by kind, the completions checked, the faults by kind and the
-# errors.  Exit status 0 only with no error.
+# end it stops everything, deletes the devices, checks that "rdma res" is
+# empty, unloads shca and checks that the kernel log has no report, then
+# prints the operations by kind, the completions checked, the faults by
+# kind and the errors.  Exit status 0 only with no error.
 #
 # Runs as root with SHCA_TOP, SHCA_OUT and SHCA_KERNEL set (vm.sh, or the
 # integration test soak_short).  shca may or may not be loaded.
@@ -47,7 +47,7 @@ bin=$SHCA_TOP/out/user/shca_soak
 wdir=$(mktemp -d /tmp/soak.XXXXXX)
 dmesg_start=$(dmesg | wc -l)
 
-declare -A ops=() wdev=() wepoch=() wid=() killed=() drawn=()
+declare -A ops=() wdev=() wepoch=() wid=() killed=() termed=() drawn=()
 declare -A devepoch=([shca0]=0 [shca1]=0) devup=()
 errors=0 next_id=0
 stray=0 cqes=0
@@ -119,6 +119,9 @@ reap() {
 	rc=$?
 	if [ -n "${killed[$pid]}" ] && [ $rc -eq 137 ]; then
 		count "end killed (SIGKILL)"
+	elif [ -n "${termed[$pid]}" ] && [ $rc -eq 143 ]; then
+		# Stopped before it had set up its SIGTERM handler.
+		count "end stopped before it began"
 	elif [ $rc -eq 0 ]; then
 		count "end clean, all completions in"
 	elif [ $rc -eq 3 ] && [ "${wepoch[$pid]}" != "${devepoch[${wdev[$pid]}]}" ]; then
@@ -131,7 +134,8 @@ reap() {
 		err "process ${wid[$pid]} logged errors:"
 		grep 'error:' "$wdir/log.${wid[$pid]}" | head -n 10 | sed 's/^/    /'
 	fi
-	unset "wid[$pid]" "wdev[$pid]" "wepoch[$pid]" "killed[$pid]"
+	unset "wid[$pid]" "wdev[$pid]" "wepoch[$pid]" "killed[$pid]" \
+		"termed[$pid]"
 }
 
 reap_done() {
@@ -147,6 +151,7 @@ reap_done() {
 stop_all() {
 	local pid i
 	for pid in "${!wid[@]}"; do
+		termed[$pid]=1
 		kill -TERM "$pid" 2>/dev/null
 	done
 	for i in $(seq 1800); do
@@ -213,8 +218,19 @@ act_netdev_delete() {
 	dev_up "$n"
 }
 
+# tick WHAT: how long since the last tick, for the log.
+tick() {
+	local t
+	t=$(date +%s%N)
+	echo "soak:   $1 $(( (t - ${tick_last:-$t}) / 1000000 ))ms"
+	tick_last=$t
+}
+
 act_reload() {
+	tick_last=
+	tick start
 	stop_all
+	tick "processes stopped"
 	count "op processes stopped for reload"
 	no_user_res
 	dev_stats shca0
@@ -226,14 +242,17 @@ act_reload() {
 		return
 	fi
 	count "op rmmod shca (idle)"
+	tick rmmod
 	rdma dev show 2>/dev/null | grep -q shca && err "shca devices after rmmod"
 	if ! shca_guest_load; then
 		err "insmod shca failed"
 		return
 	fi
 	count "op insmod shca"
+	tick insmod
 	dev_up 0
 	dev_up 1
+	tick "devices up"
 }
 
 shca_guest_load || fail "cannot load shca"
@@ -252,11 +271,18 @@ else
 	head -n 5 "$wdir/selftest.log"
 fi
 
-# The deck: each kind of fault in its proportion, shuffled by the seed.
+# The deck: each kind of fault in its proportion, shuffled by the seed;
+# the first deck holds one of each, so that a short soak has them all.
 deck=()
+decks=0
 new_deck() {
 	local i j t
-	deck=(kill kill kill link_delete netdev_delete reload idle)
+	if [ $decks -eq 0 ]; then
+		deck=(kill link_delete netdev_delete reload)
+	else
+		deck=(kill kill kill link_delete netdev_delete reload idle)
+	fi
+	decks=$((decks + 1))
 	for ((i = ${#deck[@]} - 1; i > 0; i--)); do
 		j=$((RANDOM % (i + 1)))
 		t=${deck[$i]}; deck[$i]=${deck[$j]}; deck[$j]=$t
@@ -272,11 +298,12 @@ covered() {
 }
 
 # The mix runs its time, and on until each kind was drawn once (for at
-# most half its time again).
+# most five minutes more: on a loaded host under TCG a device's removal
+# can take half a minute).
 start=$(date +%s)
 end=$((start + seconds))
 while now=$(date +%s); [ "$now" -lt "$end" ] ||
-      { ! covered && [ "$now" -lt $((end + seconds / 2)) ]; }; do
+      { ! covered && [ "$now" -lt $((end + 300)) ]; }; do
 	reap_done
 	while [ ${#wid[@]} -lt "$workers" ]; do
 		start_worker
@@ -286,12 +313,6 @@ while now=$(date +%s); [ "$now" -lt "$end" ] ||
 	[ ${#deck[@]} -gt 0 ] || new_deck
 	a=${deck[0]}
 	deck=("${deck[@]:1}")
-	# Past half time, a kind not drawn yet goes first.
-	if [ "$(date +%s)" -ge $((start + seconds / 2)) ]; then
-		for k in reload netdev_delete link_delete kill; do
-			[ -n "${drawn[$k]:-}" ] || { a=$k; break; }
-		done
-	fi
 	drawn[$a]=1
 	t0=$(date +%s)
 	case $a in
@@ -313,8 +334,9 @@ rdma link delete shca0 || err "rdma link delete shca0 at the end failed"
 rdma link delete shca1 || err "rdma link delete shca1 at the end failed"
 wait_for bash -c '[ -z "$(rdma res show)" ]' ||
 	err "rdma res is not empty at the end: $(rdma res show)"
-rmmod shca || err "rmmod shca at the end failed"
-shca_guest_load || err "insmod shca at the end failed"
+# Unloaded, so that the guest's last kmemleak scan sees all of it freed.
+timeout 300 rmmod shca || err "rmmod shca at the end failed"
+count "op rmmod shca (idle)"
 ip link del shca_d0 2>/dev/null
 ip link del shca_d1 2>/dev/null
 [ "$stray" -eq 0 ] || err "the driver met $stray CQEs it could not place"
@@ -363,7 +385,7 @@ fi
 	printf '  %-45s %10d\n' "send completions checked" "${sum[cqe_checked_send]:-0}" \
 		"receive completions checked" "${sum[cqe_checked_recv]:-0}" \
 		"completions of garbage-fed QPs" "${sum[cqe_garbage_qp]:-0}" \
-		"expected ones swept by a teardown" "${sum[cqe_swept_at_teardown]:-0}" \
+		"expected ones a teardown took (swept)" "${sum[cqe_swept_at_teardown]:-0}" \
 		"unpolled in the CQs at a teardown" "${sum[cqe_unpolled_at_teardown]:-0}" \
 		"  of them the neighbours'" "${sum[cqe_neighbours_at_teardown]:-0}" \
 		"CQEs the devices wrote" "$cqes" \

@@ -8,6 +8,7 @@
 # rings, devices and netdevs are deleted under them, and shca is reloaded
 # when idle; it must end with no error, rdma res empty and no kernel
 # report.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 
 secs=90
