@@ -355,8 +355,10 @@ for f in "$wdir"/stats.*; do
 done
 errors=$(( errors + ${sum[errors]:-0} ))
 
-# A soak of a minute or more must have done each thing it claims to do.
-if [ "$seconds" -ge 60 ]; then
+# A soak of five minutes or more must have done each thing it claims to
+# do.  A shorter one may not get that far on a loaded host under TCG (the
+# debug kernel can take minutes over a device's removal and shca's unload).
+if [ "$seconds" -ge 300 ]; then
 	for k in "fault kill -9 of a process" "fault rdma link delete under traffic" \
 		 "fault netdev deleted under traffic" "op rmmod shca (idle)" \
 		 "end clean, all completions in"; do
