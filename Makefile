@@ -14,6 +14,8 @@
 #   make bench      perftest against rdma_rxe and the in-kernel
 #                   microbenchmarks, on the stock kernel (KERNEL=debug for
 #                   the debug one); a table, CSV and plots in out/
+#   make soak       a randomised mix of traffic and faults for SOAK_SECONDS
+#                   (default 1800) on the SMP debug kernel
 #
 # KDIR defaults to the debug kernel's build directory, built on first use.
 
@@ -21,7 +23,7 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 KDIR ?= $(shell $(TOP)/scripts/build-kernel.sh)
 
-.PHONY: all modules clean check kunit itest vm demo lint kernel stock user bench
+.PHONY: all modules clean check kunit itest vm demo lint kernel stock user bench soak
 
 all: modules
 
@@ -43,6 +45,9 @@ user:
 
 bench:
 	@$(TOP)/scripts/bench.sh
+
+soak:
+	@$(TOP)/scripts/soak.sh
 
 check:
 	@$(TOP)/scripts/check.sh

@@ -8,6 +8,8 @@
 #   shca_uverbs_test   what a process can do to shca, in the guest
 #   verbs_rate         a device's small-message rate through plain
 #                      libibverbs, for make bench
+#   shca_soak          one traffic process of make soak, which checks
+#                      every completion it expects
 # Warnings fail the build, as they do for the kernel module.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -35,3 +37,7 @@ gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" \
 	"$SHCA_TOP/tests/user/verbs_rate.c" \
 	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
 	-o "$SHCA_TOP/out/user/verbs_rate"
+gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" -I"$src" \
+	-I"$SHCA_TOP/providers/shca" "$SHCA_TOP/tests/user/shca_soak.c" \
+	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
+	-o "$SHCA_TOP/out/user/shca_soak"

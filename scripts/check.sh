@@ -183,6 +183,8 @@ for k in debug stock; do
 	else
 		build $k
 	fi
+	# The SMP debug guest runs KUnit and every integration test, the
+	# short soak among them, under KASAN: give it 45 minutes.
 	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 2700 \
 		scripts/guest/run-tests.sh "${args[@]}"
 	collect $k $?

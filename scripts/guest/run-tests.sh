@@ -8,7 +8,8 @@
 # --kunit loads shca_kunit.ko with KUnit's filter_glob set to GLOB ("*"
 # for every suite); KUnit prints its KTAP report to the kernel log, which
 # the host parses.  --integration runs tests/integration/GLOB.sh, each
-# under a timeout, and appends "shca-test: NAME PASS|FAIL|SKIP" to
+# under a timeout (300 s, or what a "# shca-timeout: N" line in the test
+# asks), and appends "shca-test: NAME PASS|FAIL|SKIP" to
 # $SHCA_OUT/results.  A test exits 0 to pass and 77 to skip.
 . "$SHCA_TOP/scripts/guest/lib.sh"
 
@@ -52,7 +53,8 @@ if [ -n "$itest" ]; then
 		name=$(basename "$t" .sh)
 		echo "shca-test: start $name" > /dev/kmsg
 		shca_guest_load
-		timeout -k 10 300 bash "$t" > "$SHCA_OUT/itest-$name.log" 2>&1
+		limit=$(sed -n 's/^# shca-timeout: \([0-9]\+\)$/\1/p' "$t")
+		timeout -k 10 "${limit:-300}" bash "$t" > "$SHCA_OUT/itest-$name.log" 2>&1
 		rc=$?
 		case $rc in
 		0) result "$name" PASS ;;
