@@ -451,9 +451,10 @@ int shca_dev_add_flags(const char *name, struct net_device *ndev, u32 flags);
 #endif
 
 /* shca_debugfs.c */
-void shca_debugfs_init(void);
+void shca_debugfs_init(atomic_t *teardowns);
 void shca_debugfs_exit(void);
 void shca_debugfs_add_dev(struct shca_dev *sdev, const char *name);
 void shca_debugfs_del_dev(struct shca_dev *sdev);
+void shca_debugfs_teardown_delay(void);
 
 #endif /* SHCA_H */

@@ -32,6 +32,8 @@ static DEFINE_MUTEX(shca_dev_list_lock);
 static atomic_t shca_dev_count = ATOMIC_INIT(0);
 /* Woken when a device leaves shca_dev_list. */
 static DECLARE_WAIT_QUEUE_HEAD(shca_dev_list_wq);
+/* Device teardowns begun and not finished, for debugfs. */
+static atomic_t shca_teardowns = ATOMIC_INIT(0);
 
 /*
  * The last op ib_core calls, from ib_unregister_device() or from
@@ -42,6 +44,7 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
 
+	atomic_inc(&shca_teardowns);
 	shca_debugfs_del_dev(sdev);
 	mutex_lock(&shca_dev_list_lock);
 	if (!list_empty(&sdev->list)) {
@@ -57,9 +60,11 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->cqs);
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->srqs);
+	shca_debugfs_teardown_delay();
 	shca_hw_destroy(sdev->hw);
 	sdev->hw = NULL;
 	wake_up_all(&shca_dev_list_wq);
+	atomic_dec(&shca_teardowns);
 }
 
 static const struct ib_device_ops shca_dev_ops = {
@@ -356,7 +361,7 @@ static int __init shca_init(void)
 	int err;
 
 	shca_res_init();
-	shca_debugfs_init();
+	shca_debugfs_init(&shca_teardowns);
 	err = register_netdevice_notifier(&shca_netdev_notifier);
 	if (err)
 		goto err_debugfs;
