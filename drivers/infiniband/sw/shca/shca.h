@@ -53,7 +53,9 @@ enum shca_drv_counter {
  * @flags: SHCA_DEV_F_*
  * @ndev: the netdev the port is bound to; a reference is held on it
  * @ndev_tracker: tracks that reference
- * @list: entry in the driver's device list, under shca_dev_list_lock
+ * @list: entry in the driver's device list, under shca_dev_list_lock, from
+ *	creation until its teardown has returned
+ * @dead: dealloc_driver has run; under shca_dev_list_lock
  * @debugfs: the device's debugfs directory
  * @eq: the event queue ring, or NULL before it exists
  * @eq_log_depth: log2 of its depth
@@ -73,6 +75,7 @@ struct shca_dev {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	struct list_head list;
+	bool dead;
 	struct dentry *debugfs;
 	struct shca_hw_eqe *eq;
 	u32 eq_log_depth;
