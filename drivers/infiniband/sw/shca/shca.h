@@ -325,6 +325,7 @@ static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
 /* shca_cmd.c: the one place where device status becomes an errno */
 int shca_status_to_errno(enum shca_hw_status status);
 int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd);
+u64 shca_netdev_segment(const struct net_device *ndev);
 int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev,
 		      bool *link_up);
 int shca_cmd_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps);

@@ -225,6 +225,7 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 {
 	struct ib_device *other;
 	struct shca_dev *sdev;
+	u64 segment;
 	int err;
 
 	if (!*name || strnlen(name, IB_DEVICE_NAME_MAX) >= IB_DEVICE_NAME_MAX ||
@@ -287,6 +288,7 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	err = shca_cmd_query_caps(sdev, &sdev->caps);
 	if (err)
 		goto err_dealloc_dev;
+	segment = shca_netdev_segment(ndev);
 	err = shca_cmd_set_port(sdev, ndev, NULL);
 	if (err)
 		goto err_dealloc_dev;
@@ -324,12 +326,13 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 
 	/*
 	 * The notifier skips a device that is not registered yet.  If the
-	 * netdev went away meanwhile, its NETDEV_UNREGISTER has come and
-	 * gone (both happen in one rtnl section), so remove the device here.
-	 * The caller holds @ndev.
+	 * netdev went away or moved to another network namespace meanwhile,
+	 * its NETDEV_UNREGISTER has come and gone (both happen in one rtnl
+	 * section), so remove the device here.  The caller holds @ndev.
 	 */
 	rtnl_lock();
-	if (ndev->reg_state != NETREG_REGISTERED &&
+	if ((ndev->reg_state != NETREG_REGISTERED ||
+	     shca_netdev_segment(ndev) != segment) &&
 	    ib_device_try_get(&sdev->ibdev)) {
 		ib_unregister_device_queued(&sdev->ibdev);
 		ib_device_put(&sdev->ibdev);
@@ -380,6 +383,7 @@ static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		/* Also a move to another network namespace. */
 		ib_unregister_device_queued(&sdev->ibdev);
 		break;
 	case NETDEV_UP:
