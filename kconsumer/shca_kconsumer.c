@@ -86,11 +86,18 @@ struct kc_end {
 	u64 addr;
 };
 
+/*
+ * @sw and @rw, the pair's send and receive work requests, live as long as
+ * the module: a request that failed or timed out may still be posted, and
+ * completes (flushed) when its QP is destroyed.
+ */
 struct kc_pair {
 	enum ib_qp_type type;
 	const char *name;
 	struct kc_end a;
 	struct kc_end b;
+	struct kc_wr sw;
+	struct kc_wr rw;
 	unsigned int passed;
 	unsigned int failed;
 };
@@ -287,7 +294,7 @@ static int kc_fast_reg(struct kc_pair *p, struct kc_end *e)
 {
 	struct scatterlist sg;
 	struct ib_reg_wr wr = {};
-	struct kc_wr w;
+	struct kc_wr *w = &p->sw;
 	int err;
 
 	e->mr = ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG, 1);
@@ -298,9 +305,9 @@ static int kc_fast_reg(struct kc_pair *p, struct kc_end *e)
 	sg_dma_len(&sg) = PAGE_SIZE;
 	if (ib_map_mr_sg(e->mr, &sg, 1, NULL, PAGE_SIZE) != 1)
 		return -EINVAL;
-	kc_wr_init(&w);
+	kc_wr_init(w);
 	wr.wr.opcode = IB_WR_REG_MR;
-	wr.wr.wr_cqe = &w.cqe;
+	wr.wr.wr_cqe = &w->cqe;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.mr = e->mr;
 	wr.key = e->mr->rkey;
@@ -308,7 +315,7 @@ static int kc_fast_reg(struct kc_pair *p, struct kc_end *e)
 	err = ib_post_send(e->qp, &wr.wr, NULL);
 	if (err)
 		return err;
-	return kc_wait(p, &w, "reg_mr") ? 0 : -EIO;
+	return kc_wait(p, w, "reg_mr") ? 0 : -EIO;
 }
 
 static void kc_fill(u8 *buf, u32 len, u32 seed)
@@ -344,15 +351,15 @@ static void kc_send(struct kc_pair *p, u32 seed, bool imm)
 		.lkey = p->a.pd->local_dma_lkey,
 	};
 	struct ib_ud_wr wr = {};
-	struct kc_wr sw, rw;
+	struct kc_wr *sw = &p->sw, *rw = &p->rw;
 
 	kc_fill(p->a.buf + KC_BUF / 2, len, seed);
-	if (kc_post_recv(&p->b, &rw, KC_BUF / 2)) {
+	if (kc_post_recv(&p->b, rw, KC_BUF / 2)) {
 		kc_check(p, false, "post_recv failed");
 		return;
 	}
-	kc_wr_init(&sw);
-	wr.wr.wr_cqe = &sw.cqe;
+	kc_wr_init(sw);
+	wr.wr.wr_cqe = &sw->cqe;
 	wr.wr.opcode = imm ? IB_WR_SEND_WITH_IMM : IB_WR_SEND;
 	wr.wr.ex.imm_data = cpu_to_be32(seed);
 	wr.wr.send_flags = IB_SEND_SIGNALED;
@@ -362,18 +369,18 @@ static void kc_send(struct kc_pair *p, u32 seed, bool imm)
 	wr.remote_qpn = p->b.qp->qp_num;
 	wr.remote_qkey = KC_QKEY;
 	kc_check(p, !ib_post_send(p->a.qp, &wr.wr, NULL), "post_send failed");
-	if (!kc_wait(p, &sw, "send") || !kc_wait(p, &rw, "recv"))
+	if (!kc_wait(p, sw, "send") || !kc_wait(p, rw, "recv"))
 		return;
-	kc_check(p, rw.wc.byte_len == len + hdr, "recv length %u",
-		 rw.wc.byte_len);
+	kc_check(p, rw->wc.byte_len == len + hdr, "recv length %u",
+		 rw->wc.byte_len);
 	kc_check(p, !memcmp(p->a.buf + KC_BUF / 2, p->b.buf + hdr, len),
 		 "received data differs");
-	kc_check(p, !!(rw.wc.wc_flags & IB_WC_WITH_IMM) == imm &&
-		 (!imm || be32_to_cpu(rw.wc.ex.imm_data) == seed),
+	kc_check(p, !!(rw->wc.wc_flags & IB_WC_WITH_IMM) == imm &&
+		 (!imm || be32_to_cpu(rw->wc.ex.imm_data) == seed),
 		 "immediate data");
 	if (ud)
-		kc_check(p, rw.wc.src_qp == p->a.qp->qp_num &&
-			 (rw.wc.wc_flags & IB_WC_GRH), "UD source");
+		kc_check(p, rw->wc.src_qp == p->a.qp->qp_num &&
+			 (rw->wc.wc_flags & IB_WC_GRH), "UD source");
 }
 
 /* An RDMA write (with or without immediate data) or read from a to b. */
@@ -393,24 +400,24 @@ static void kc_rdma(struct kc_pair *p, enum ib_wr_opcode op, u32 seed)
 	};
 	bool read = op == IB_WR_RDMA_READ;
 	bool imm = op == IB_WR_RDMA_WRITE_WITH_IMM;
-	struct kc_wr sw, rw;
+	struct kc_wr *sw = &p->sw, *rw = &p->rw;
 
 	kc_fill(read ? p->b.buf : p->a.buf + KC_BUF / 2, KC_LEN, seed);
-	if (imm && kc_post_recv(&p->b, &rw, 0)) {
+	if (imm && kc_post_recv(&p->b, rw, 0)) {
 		kc_check(p, false, "post_recv failed");
 		return;
 	}
-	kc_wr_init(&sw);
-	wr.wr.wr_cqe = &sw.cqe;
+	kc_wr_init(sw);
+	wr.wr.wr_cqe = &sw->cqe;
 	kc_check(p, !ib_post_send(p->a.qp, &wr.wr, NULL), "post_send failed");
-	if (!kc_wait(p, &sw, read ? "read" : "write"))
+	if (!kc_wait(p, sw, read ? "read" : "write"))
 		return;
 	kc_check(p, !memcmp(p->a.buf + KC_BUF / 2, p->b.buf, KC_LEN),
 		 "%s data differs", read ? "read" : "written");
-	if (imm && kc_wait(p, &rw, "write_imm recv"))
-		kc_check(p, rw.wc.opcode == IB_WC_RECV_RDMA_WITH_IMM &&
-			 be32_to_cpu(rw.wc.ex.imm_data) == seed &&
-			 rw.wc.byte_len == KC_LEN, "write with immediate");
+	if (imm && kc_wait(p, rw, "write_imm recv"))
+		kc_check(p, rw->wc.opcode == IB_WC_RECV_RDMA_WITH_IMM &&
+			 be32_to_cpu(rw->wc.ex.imm_data) == seed &&
+			 rw->wc.byte_len == KC_LEN, "write with immediate");
 }
 
 static void kc_atomic(struct kc_pair *p, enum ib_wr_opcode op, u32 seed)
@@ -430,13 +437,13 @@ static void kc_atomic(struct kc_pair *p, enum ib_wr_opcode op, u32 seed)
 		.compare_add = op == IB_WR_ATOMIC_CMP_AND_SWP ? seed : 5,
 		.swap = seed * 2,
 	};
-	struct kc_wr sw;
+	struct kc_wr *sw = &p->sw;
 
 	*target = seed;
-	kc_wr_init(&sw);
-	wr.wr.wr_cqe = &sw.cqe;
+	kc_wr_init(sw);
+	wr.wr.wr_cqe = &sw->cqe;
 	kc_check(p, !ib_post_send(p->a.qp, &wr.wr, NULL), "post_send failed");
-	if (!kc_wait(p, &sw, "atomic"))
+	if (!kc_wait(p, sw, "atomic"))
 		return;
 	kc_check(p, *result == seed, "atomic returned %llu", *result);
 	kc_check(p, *target == (op == IB_WR_ATOMIC_CMP_AND_SWP ? seed * 2 :

@@ -105,3 +105,63 @@ pair() {
 	fi
 	echo "$name: ok ($(grep -v -- '^ *---' "$SHCA_OUT/$name.client" | tail -n 1))"
 }
+
+# Network namespaces (netns, netns_exclusive): shca0 and shca1 on dummy
+# netdevs in init_net, shca2 on one in shca_ns1.
+
+# netns_mode MODE: "rdma system set netns MODE", which ib_core refuses while
+# a namespace other than init_net exists; one that was just deleted takes
+# a moment to go.
+netns_mode() {
+	wait_for bash -c "rdma system set netns $1 2>/dev/null" ||
+		fail "rdma system set netns $1: $(rdma system set netns "$1" 2>&1)"
+	rdma system show | grep -q "netns $1" ||
+		fail "mode is not $1: $(rdma system show)"
+}
+
+# netns_cleanup: undo netns_setup, back to shared mode.
+netns_cleanup() {
+	local i
+	ip netns del shca_ns1 2>/dev/null || true
+	ip link del shca_n0 2>/dev/null || true
+	ip link del shca_n1 2>/dev/null || true
+	for i in $(seq 100); do
+		rdma system set netns shared 2>/dev/null && break
+		sleep 0.1
+	done
+}
+
+# link_counter DEV NAME: one of the device's counters.
+link_counter() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		awk -v n="$2" 'p { print; exit } $0 == n { p = 1 }'
+}
+
+# netns_setup: the netdevs and devices; shca2 is created from its netdev's
+# namespace, where "rdma link add" finds the netdev.
+netns_setup() {
+	local dev
+	ip netns add shca_ns1
+	ip -n shca_ns1 link set lo up
+	mkdummy shca_n0
+	mkdummy shca_n1
+	ip -n shca_ns1 link add shca_n2 type dummy
+	ip -n shca_ns1 link set shca_n2 up
+	rdma link add shca0 type shca netdev shca_n0
+	rdma link add shca1 type shca netdev shca_n1
+	ip netns exec shca_ns1 rdma link add shca2 type shca netdev shca_n2
+	for dev in shca0 shca1 shca2; do
+		wait_for bash -c "rdma link show $dev/1 | grep -q ACTIVE" ||
+			fail "$dev is not active"
+	done
+}
+
+# kc_traffic A B: the consumer's verdict between devices A and B.
+kc_traffic() {
+	local kc=$SHCA_BUILD/kconsumer/shca_kconsumer.ko
+	local result=/sys/kernel/debug/shca_kconsumer/result
+	insmod "$kc" dev_a="$1" dev_b="$2" iters=1 poll=softirq
+	cat $result
+	cp $result "$SHCA_OUT/netns-$1-$2.result"
+	rmmod shca_kconsumer
+}

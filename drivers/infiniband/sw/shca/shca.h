@@ -53,7 +53,9 @@ enum shca_drv_counter {
  * @flags: SHCA_DEV_F_*
  * @ndev: the netdev the port is bound to; a reference is held on it
  * @ndev_tracker: tracks that reference
- * @list: entry in the driver's device list, under shca_dev_list_lock
+ * @list: entry in the driver's device list, under shca_dev_list_lock, from
+ *	creation until its teardown has returned
+ * @dead: dealloc_driver has run; under shca_dev_list_lock
  * @debugfs: the device's debugfs directory
  * @eq: the event queue ring, or NULL before it exists
  * @eq_log_depth: log2 of its depth
@@ -76,6 +78,7 @@ struct shca_dev {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	struct list_head list;
+	bool dead;
 	struct dentry *debugfs;
 	struct shca_hw_eqe *eq;
 	u32 eq_log_depth;
@@ -328,6 +331,7 @@ static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
 /* shca_cmd.c: the one place where device status becomes an errno */
 int shca_status_to_errno(enum shca_hw_status status);
 int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd);
+u64 shca_netdev_segment(const struct net_device *ndev);
 int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev,
 		      bool *link_up);
 int shca_cmd_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps);
@@ -458,9 +462,10 @@ int shca_dev_add_flags(const char *name, struct net_device *ndev, u32 flags);
 #endif
 
 /* shca_debugfs.c */
-void shca_debugfs_init(void);
+void shca_debugfs_init(atomic_t *teardowns);
 void shca_debugfs_exit(void);
 void shca_debugfs_add_dev(struct shca_dev *sdev, const char *name);
 void shca_debugfs_del_dev(struct shca_dev *sdev);
+void shca_debugfs_teardown_delay(void);
 
 #endif /* SHCA_H */

@@ -76,6 +76,25 @@ int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd)
 EXPORT_SYMBOL_IF_KUNIT(shca_cmd_exec);
 
 /**
+ * shca_netdev_segment() - the fabric segment a netdev's port is cabled to
+ * @ndev: the netdev
+ *
+ * A port reaches only the ports whose netdevs share its network namespace:
+ * the segment is that namespace's cookie.
+ *
+ * Return: the cookie.
+ */
+u64 shca_netdev_segment(const struct net_device *ndev)
+{
+	u64 cookie;
+
+	rcu_read_lock();
+	cookie = dev_net_rcu(ndev)->net_cookie;
+	rcu_read_unlock();
+	return cookie;
+}
+
+/**
  * shca_cmd_set_port() - tell the device's port what its netdev's link is
  * @sdev: the device
  * @ndev: the netdev the port is bound to
@@ -95,6 +114,7 @@ int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev,
 	cmd.in.port.link_up = netif_running(ndev) && netif_carrier_ok(ndev);
 	cmd.in.port.mtu = max(ndev->mtu, 256U);
 	ether_addr_copy(cmd.in.port.mac, ndev->dev_addr);
+	cmd.in.port.segment = shca_netdev_segment(ndev);
 	err = shca_cmd_exec(sdev, &cmd);
 	if (!err && link_up)
 		*link_up = cmd.in.port.link_up;

@@ -2,6 +2,12 @@
 /*
  * shca: debugfs test knobs and mirrors of the device's state.
  *
+ * /sys/kernel/debug/shca/
+ *   teardown_delay_ms  every device teardown waits this long (at most
+ *                  5000 ms) after its EQ is gone and before the model
+ *                  powers off, to widen the window against rmmod
+ *   teardowns      read-only: device teardowns begun and not yet finished
+ *
  * /sys/kernel/debug/shca/<ibdev>/
  *   caps           read-only mirror of the device's capability table
  *   cmd_counts     read-only: commands executed, by opcode
@@ -30,11 +36,16 @@
  *     timeouts     read-only: holds given up because nobody released them
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/seq_file.h>
 
 #include "shca.h"
 
 static struct dentry *shca_debugfs_root;
+/* The teardown_delay_ms knob. */
+static u32 shca_teardown_delay_ms;
+
+#define SHCA_TEARDOWN_DELAY_MAX_MS	5000
 
 static int shca_caps_show(struct seq_file *s, void *unused)
 {
@@ -320,10 +331,29 @@ void shca_debugfs_del_dev(struct shca_dev *sdev)
 
 /**
  * shca_debugfs_init() - create /sys/kernel/debug/shca
+ * @teardowns: the driver's count of teardowns in progress, mirrored
  */
-void shca_debugfs_init(void)
+void shca_debugfs_init(atomic_t *teardowns)
 {
 	shca_debugfs_root = debugfs_create_dir("shca", NULL);
+	debugfs_create_atomic_t("teardowns", 0400, shca_debugfs_root,
+				teardowns);
+	debugfs_create_u32("teardown_delay_ms", 0600, shca_debugfs_root,
+			   &shca_teardown_delay_ms);
+}
+
+/**
+ * shca_debugfs_teardown_delay() - wait as long as teardown_delay_ms says
+ *
+ * Called by a device's teardown between the EQ and the model.
+ */
+void shca_debugfs_teardown_delay(void)
+{
+	u32 ms = min(READ_ONCE(shca_teardown_delay_ms),
+		     SHCA_TEARDOWN_DELAY_MAX_MS);
+
+	if (ms)
+		msleep(ms);
 }
 
 /**

@@ -5,9 +5,24 @@
  *
  * Lock order, outermost first:
  *   rtnl_lock (netdev notifier)
+ *   ib_device.unregistration_lock (ib_core, around dealloc_driver)
  *   shca_dev_list_lock
  * Neither ib_register_device() nor ib_unregister_device() is called under
  * shca_dev_list_lock: both may take rtnl_lock.
+ *
+ * Module exit and device teardown.  A device stays on shca_dev_list from
+ * its creation until its teardown has returned to ib_core, not merely
+ * begun: ib_core holds the device's unregistration_lock from before
+ * dealloc_driver until after it returns, so the reaper takes that lock to
+ * know that the teardown thread has left shca's text, and only then takes
+ * the device off the list and drops the device reference dealloc_driver
+ * took.  Module exit unregisters the devices it can, waits for the list
+ * to empty and flushes the reaper, so it cannot return while any thread
+ * (rdma link delete, a netdev's deletion, rdma_dev_exit_net) is still in
+ * a teardown.  The teardown itself quiets everything of the device that
+ * runs on its own: debugfs, the EQ's vector and its work item, the CQ
+ * moderation timers and the model's workqueue.  The driver queues no RCU
+ * callbacks.
  */
 #include <kunit/visibility.h>
 #include <linux/etherdevice.h>
@@ -15,6 +30,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <net/addrconf.h>
 #include <rdma/rdma_netlink.h>
 
@@ -24,42 +40,98 @@ MODULE_AUTHOR("The shca developers");
 MODULE_DESCRIPTION("shca: a soft InfiniBand/RoCE HCA with a hardware model");
 MODULE_LICENSE("Dual BSD/GPL");
 
-/* Every shca device, registered or on its way in or out. */
+/* Every shca device, from creation until its teardown has returned. */
 static LIST_HEAD(shca_dev_list);
-/* Protects shca_dev_list and each device's list entry. */
+/* Protects shca_dev_list and each device's list entry and dead flag. */
 static DEFINE_MUTEX(shca_dev_list_lock);
 /* Devices on shca_dev_list; module exit waits for it to drop to zero. */
 static atomic_t shca_dev_count = ATOMIC_INIT(0);
 /* Woken when a device leaves shca_dev_list. */
 static DECLARE_WAIT_QUEUE_HEAD(shca_dev_list_wq);
+/* Device teardowns begun and not finished, for debugfs. */
+static atomic_t shca_teardowns = ATOMIC_INIT(0);
+
+static void shca_reap(struct work_struct *work);
+/* Takes dead devices off shca_dev_list once their teardown returned. */
+static DECLARE_WORK(shca_reap_work, shca_reap);
+
+static struct shca_dev *shca_first_dead(void)
+{
+	struct shca_dev *sdev;
+
+	lockdep_assert_held(&shca_dev_list_lock);
+	list_for_each_entry(sdev, &shca_dev_list, list)
+		if (sdev->dead)
+			return sdev;
+	return NULL;
+}
+
+static void shca_reap(struct work_struct *work)
+{
+	struct shca_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&shca_dev_list_lock);
+		sdev = shca_first_dead();
+		mutex_unlock(&shca_dev_list_lock);
+		if (!sdev)
+			return;
+		/*
+		 * ib_core releases this lock only once dealloc_driver has
+		 * returned.  The device's refcount is zero for good, so no
+		 * one else takes it for long.
+		 */
+		mutex_lock(&sdev->ibdev.unregistration_lock);
+		mutex_unlock(&sdev->ibdev.unregistration_lock);
+
+		mutex_lock(&shca_dev_list_lock);
+		list_del_init(&sdev->list);
+		mutex_unlock(&shca_dev_list_lock);
+		put_device(&sdev->ibdev.dev);
+		atomic_dec(&shca_teardowns);
+		atomic_dec(&shca_dev_count);
+		wake_up_all(&shca_dev_list_wq);
+	}
+}
 
 /*
  * The last op ib_core calls, from ib_unregister_device() or from
  * ib_dealloc_device() when setup fails: it must cope with a device that
- * got only part of the way up.
+ * got only part of the way up.  A listed device stays listed, marked
+ * dead, with a device reference, until the reaper sees this return.
  */
 static void shca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
+	struct net_device *ndev;
+	bool listed;
 
+	atomic_inc(&shca_teardowns);
 	shca_debugfs_del_dev(sdev);
 	mutex_lock(&shca_dev_list_lock);
-	if (!list_empty(&sdev->list)) {
-		list_del_init(&sdev->list);
-		atomic_dec(&shca_dev_count);
+	listed = !list_empty(&sdev->list);
+	if (listed) {
+		sdev->dead = true;
+		get_device(&ibdev->dev);
 	}
-	mutex_unlock(&shca_dev_list_lock);
-	if (sdev->ndev)
-		netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	/* The netdev notifier and "rdma link add" find it no more. */
+	ndev = sdev->ndev;
 	sdev->ndev = NULL;
+	mutex_unlock(&shca_dev_list_lock);
+	if (ndev)
+		netdev_put(ndev, &sdev->ndev_tracker);
 	if (sdev->hw)
 		shca_eq_destroy(sdev);
 	xa_destroy(&sdev->cqs);
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->srqs);
+	shca_debugfs_teardown_delay();
 	shca_hw_destroy(sdev->hw);
 	sdev->hw = NULL;
-	wake_up_all(&shca_dev_list_wq);
+	if (listed)
+		queue_work(system_unbound_wq, &shca_reap_work);
+	else
+		atomic_dec(&shca_teardowns);
 }
 
 static const struct ib_device_ops shca_dev_ops = {
@@ -132,7 +204,7 @@ static struct shca_dev *shca_find_by_ndev(const struct net_device *ndev)
 
 	lockdep_assert_held(&shca_dev_list_lock);
 	list_for_each_entry(sdev, &shca_dev_list, list)
-		if (sdev->ndev == ndev)
+		if (!sdev->dead && sdev->ndev == ndev)
 			return sdev;
 	return NULL;
 }
@@ -153,6 +225,7 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 {
 	struct ib_device *other;
 	struct shca_dev *sdev;
+	u64 segment;
 	int err;
 
 	if (!*name || strnlen(name, IB_DEVICE_NAME_MAX) >= IB_DEVICE_NAME_MAX ||
@@ -215,6 +288,7 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	err = shca_cmd_query_caps(sdev, &sdev->caps);
 	if (err)
 		goto err_dealloc_dev;
+	segment = shca_netdev_segment(ndev);
 	err = shca_cmd_set_port(sdev, ndev, NULL);
 	if (err)
 		goto err_dealloc_dev;
@@ -252,12 +326,13 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 
 	/*
 	 * The notifier skips a device that is not registered yet.  If the
-	 * netdev went away meanwhile, its NETDEV_UNREGISTER has come and
-	 * gone (both happen in one rtnl section), so remove the device here.
-	 * The caller holds @ndev.
+	 * netdev went away or moved to another network namespace meanwhile,
+	 * its NETDEV_UNREGISTER has come and gone (both happen in one rtnl
+	 * section), so remove the device here.  The caller holds @ndev.
 	 */
 	rtnl_lock();
-	if (ndev->reg_state != NETREG_REGISTERED &&
+	if ((ndev->reg_state != NETREG_REGISTERED ||
+	     shca_netdev_segment(ndev) != segment) &&
 	    ib_device_try_get(&sdev->ibdev)) {
 		ib_unregister_device_queued(&sdev->ibdev);
 		ib_device_put(&sdev->ibdev);
@@ -308,6 +383,7 @@ static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		/* Also a move to another network namespace. */
 		ib_unregister_device_queued(&sdev->ibdev);
 		break;
 	case NETDEV_UP:
@@ -329,7 +405,10 @@ static struct notifier_block shca_netdev_notifier = {
 	.notifier_call = shca_netdev_event,
 };
 
-/* Unregister every device; wait for those already on their way out. */
+/*
+ * Unregister every device; wait for those already on their way out, until
+ * their teardown has returned.
+ */
 static void shca_remove_all(void)
 {
 	struct shca_dev *sdev, *victim;
@@ -338,7 +417,7 @@ static void shca_remove_all(void)
 		victim = NULL;
 		mutex_lock(&shca_dev_list_lock);
 		list_for_each_entry(sdev, &shca_dev_list, list) {
-			if (ib_device_try_get(&sdev->ibdev)) {
+			if (!sdev->dead && ib_device_try_get(&sdev->ibdev)) {
 				victim = sdev;
 				break;
 			}
@@ -349,6 +428,8 @@ static void shca_remove_all(void)
 		ib_unregister_device_and_put(&victim->ibdev);
 	}
 	wait_event(shca_dev_list_wq, !atomic_read(&shca_dev_count));
+	/* The reaper's last pass may still be on its way out. */
+	flush_work(&shca_reap_work);
 }
 
 static int __init shca_init(void)
@@ -356,7 +437,7 @@ static int __init shca_init(void)
 	int err;
 
 	shca_res_init();
-	shca_debugfs_init();
+	shca_debugfs_init(&shca_teardowns);
 	err = register_netdevice_notifier(&shca_netdev_notifier);
 	if (err)
 		goto err_debugfs;

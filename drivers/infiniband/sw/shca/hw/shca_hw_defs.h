@@ -179,11 +179,15 @@ enum shca_hw_gid_type {
  * @link_up: the link is up and carries traffic
  * @mtu: the link's MTU, in bytes
  * @mac: the port's Ethernet address
+ * @segment: the fabric segment the port is cabled to: an opaque cookie of
+ *	the driver's choosing; a message passes only between ports on one
+ *	segment
  */
 struct shca_hw_port_attr {
 	bool link_up;
 	u32 mtu;
 	u8 mac[6];
+	u64 segment;
 };
 
 /**

@@ -11,9 +11,10 @@
  * one WQE is finished before the next starts, a fenced WQE never has an
  * RDMA read or atomic of its own QP in flight ahead of it.
  *
- * The fabric is the list of every shca device in the kernel.  A message is
- * routed by destination GID to the device whose GID table holds it, then by
- * QPN to the QP; it never touches a netdev.  The responder side of a QP
+ * The fabric is the list of every shca device in the kernel, cut into
+ * segments: each port reports the segment it is cabled to.  A message is
+ * routed by destination GID to the device on the sender's segment whose
+ * GID table holds it, then by QPN to the QP; it never touches a netdev.  The responder side of a QP
  * runs under its resp_mutex, one inbound message at a time, so message
  * order per connection is the order of the sender's SQ.
  */
@@ -66,6 +67,7 @@ struct shca_hw_src {
 	u8 gid[SHCA_HW_GID_LEN];
 	u8 net_type;
 	u32 mtu;
+	u64 segment;
 };
 
 /* The largest IB MTU whose packets, with RoCE headers, fit the link. */
@@ -96,6 +98,7 @@ static bool shca_hw_source(struct shca_hw *hw, const struct shca_hw_av *av,
 	if (ok) {
 		memcpy(src->gid, e->gid, SHCA_HW_GID_LEN);
 		src->mtu = shca_hw_link_mtu(hw->port.mtu);
+		src->segment = hw->port.segment;
 		if (e->type == SHCA_HW_GID_ROCE_V1)
 			src->net_type = SHCA_NET_ROCE_V1;
 		else if (!memcmp(e->gid, v4_prefix, sizeof(v4_prefix)))
@@ -107,14 +110,14 @@ static bool shca_hw_source(struct shca_hw *hw, const struct shca_hw_av *av,
 	return ok;
 }
 
-static bool shca_hw_owns_gid(struct shca_hw *hw, const u8 *gid)
+static bool shca_hw_owns_gid(struct shca_hw *hw, const u8 *gid, u64 segment)
 {
 	unsigned long flags;
 	bool found = false;
 	u32 i;
 
 	spin_lock_irqsave(&hw->lock, flags);
-	if (hw->port.link_up) {
+	if (hw->port.link_up && hw->port.segment == segment) {
 		for (i = 0; i < hw->caps->gid_tbl_len && !found; i++)
 			found = hw->gids[i].valid &&
 				!memcmp(hw->gids[i].gid, gid, SHCA_HW_GID_LEN);
@@ -123,15 +126,16 @@ static bool shca_hw_owns_gid(struct shca_hw *hw, const u8 *gid)
 	return found;
 }
 
-/* Find the QP a message is for, and hold it. */
-static struct shca_hw_qp *shca_hw_route(const u8 *dgid, u32 dqpn)
+/* Find the QP on @segment a message is for, and hold it. */
+static struct shca_hw_qp *shca_hw_route(const u8 *dgid, u32 dqpn,
+					u64 segment)
 {
 	struct shca_hw_qp *qp = NULL;
 	struct shca_hw *hw;
 
 	read_lock(&shca_fabric_lock);
 	list_for_each_entry(hw, &shca_fabric, fabric_node) {
-		if (shca_hw_owns_gid(hw, dgid)) {
+		if (shca_hw_owns_gid(hw, dgid, segment)) {
 			qp = shca_hw_qp_get(hw, dqpn & SHCA_HW_QPN_MASK);
 			break;
 		}
@@ -564,7 +568,8 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	dqp = NULL;
 	if (routable)
 		dqp = shca_hw_route(m.av->dgid,
-				    ud ? w->ud.remote_qpn : attr->dest_qpn);
+				    ud ? w->ud.remote_qpn : attr->dest_qpn,
+				    m.src.segment);
 	if (!dqp) {
 		if (qp->type == SHCA_QPT_RC)
 			res->no_ack = true;
