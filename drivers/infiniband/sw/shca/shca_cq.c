@@ -191,6 +191,14 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	if (refcount_dec_and_test(&cq->ref))
 		complete(&cq->free);
 	wait_for_completion(&cq->free);
+	/*
+	 * ib_free_cq() cancels its poll work before it calls here, and an
+	 * event handled in between may have queued it again.  No handler
+	 * can queue it any more: cancel it before the ring goes.
+	 */
+	if (!udata && (ibcq->poll_ctx == IB_POLL_WORKQUEUE ||
+		       ibcq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE))
+		cancel_work_sync(&ibcq->work);
 	shca_buf_release(cq->buf, cq->mmap);
 	return 0;
 }
