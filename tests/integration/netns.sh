@@ -7,6 +7,7 @@
 # are dropped and counted.  Moving a netdev to another namespace removes
 # its shca device.  (netns_exclusive.sh covers "rdma system" exclusive
 # mode.)
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 
 trap netns_cleanup EXIT

@@ -5,6 +5,7 @@
 # sysfs) in NS only, and traffic between two moved devices still works.
 # Deleting the namespace sends them back to init_net.  Shared mode is
 # restored.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 
 trap netns_cleanup EXIT

@@ -14,6 +14,7 @@
 # delay before it, and the teardown goes on in freed module text).
 # Fast rounds: no delay, two devices, for the natural race.  Sized to fit
 # the runner's five minutes on the debug kernel under TCG.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 . "$SHCA_TOP/scripts/guest/lib.sh"
 

@@ -4,6 +4,7 @@
 # messages, and reads none of its async events meanwhile, finds one
 # COMM_EST per receiver queued at the end, not one per message; the
 # device keeps carrying traffic.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

@@ -4,6 +4,7 @@
 # RDMA write, RDMA read and atomic bandwidth, send and write latency.  They
 # post with the ibv_wr_* API and poll the mapped CQ rings; each must run to
 # its report.  One run uses two QPs, one a shared receive queue.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

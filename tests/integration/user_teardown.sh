@@ -7,6 +7,7 @@
 # is polled afterwards, every neighbour completion comes exactly once and
 # in order, and a reissued QPN inherits nothing.  Then a process killed
 # with live QPs and traffic in flight leaves nothing behind.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core
