@@ -8,6 +8,8 @@
 #   shca_uverbs_test   what a process can do to shca, in the guest
 #   verbs_rate         a device's small-message rate through plain
 #                      libibverbs, for make bench
+#   fault_step         one create with its Nth allocation failed, for the
+#                      fault_alloc integration test
 # Warnings fail the build, as they do for the kernel module.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -35,3 +37,6 @@ gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" \
 	"$SHCA_TOP/tests/user/verbs_rate.c" \
 	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
 	-o "$SHCA_TOP/out/user/verbs_rate"
+gcc "${cflags[@]}" -I"$build/include" "$SHCA_TOP/tests/user/fault_step.c" \
+	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
+	-o "$SHCA_TOP/out/user/fault_step"
