@@ -10,6 +10,8 @@
 #                      libibverbs, for make bench
 #   shca_soak          one traffic process of make soak, which checks
 #                      every completion it expects
+#   fault_step         one create with its Nth allocation failed, for the
+#                      fault_alloc integration test
 # Warnings fail the build, as they do for the kernel module.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -41,3 +43,6 @@ gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" -I"$src" \
 	-I"$SHCA_TOP/providers/shca" "$SHCA_TOP/tests/user/shca_soak.c" \
 	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
 	-o "$SHCA_TOP/out/user/shca_soak"
+gcc "${cflags[@]}" -I"$build/include" "$SHCA_TOP/tests/user/fault_step.c" \
+	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
+	-o "$SHCA_TOP/out/user/fault_step"

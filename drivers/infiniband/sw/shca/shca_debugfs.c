@@ -112,11 +112,16 @@ static int shca_fail_cmd_once_get(void *data, u64 *val)
 static int shca_fail_cmd_once_set(void *data, u64 val)
 {
 	struct shca_dev *sdev = data;
+	s64 op = (s64)val;
 
-	return shca_hw_inject_cmd_failure(sdev->hw, (int)(s64)val);
+	/* Signed: "-1" cancels. */
+	if (op < INT_MIN || op > INT_MAX)
+		return -EINVAL;
+	return shca_hw_inject_cmd_failure(sdev->hw, op);
 }
-DEFINE_DEBUGFS_ATTRIBUTE(shca_fail_cmd_once_fops, shca_fail_cmd_once_get,
-			 shca_fail_cmd_once_set, "%lld\n");
+DEFINE_DEBUGFS_ATTRIBUTE_SIGNED(shca_fail_cmd_once_fops,
+				shca_fail_cmd_once_get,
+				shca_fail_cmd_once_set, "%lld\n");
 
 static int shca_engine_paused_get(void *data, u64 *val)
 {
