@@ -9,6 +9,7 @@
 # the loop ends at the step where no fault is left to inject and the
 # create succeeds.  "rdma res" must then show what it showed before the
 # steps: whatever a failed step had left behind would still be there.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 

@@ -10,6 +10,7 @@
 # ib_register_device(), each injected fault's stack being in the kernel
 # log.  Then the first allocations inside ib_register_device() fail, one
 # at a time, to check shca's undoing of a registration that failed.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 

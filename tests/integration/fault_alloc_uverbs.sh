@@ -11,6 +11,7 @@
 # process destroys that object and, still holding what it made first, must
 # show in "rdma res" exactly what it showed before the steps: whatever a
 # failed step had left behind would still be there.
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 
