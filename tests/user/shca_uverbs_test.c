@@ -118,14 +118,15 @@ static struct ibv_qp *new_qp(struct pair *p, struct ibv_cq *cq,
 	return qp;
 }
 
-/* RESET -> INIT -> RTR -> RTS, connected to @dest_qpn on this device. */
-static int connect_qp(struct pair *p, struct ibv_qp *qp, uint32_t dest_qpn)
+/* RESET -> INIT -> RTR, connected to @dest_qpn, and no further. */
+static int qp_to_rtr(struct pair *p, struct ibv_qp *qp, uint32_t dest_qpn)
 {
+	int rc = qp->qp_type == IBV_QPT_RC;
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+				   (rc ? IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC : 0),
 	};
 	union ibv_gid gid;
 
@@ -145,19 +146,30 @@ static int connect_qp(struct pair *p, struct ibv_qp *qp, uint32_t dest_qpn)
 	a.ah_attr.grh.sgid_index = GIDX;
 	a.ah_attr.grh.hop_limit = 1;
 	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 10;
-	a.retry_cnt = 1;
-	a.rnr_retry = 1;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN |
+			     (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+			      IBV_QP_MIN_RNR_TIMER : 0));
+}
+
+static int qp_rtr_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 1,
+		.rnr_retry = 1, .max_rd_atomic = 4,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     (qp->qp_type == IBV_QPT_RC ?
+			      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
+}
+
+/* RESET -> INIT -> RTR -> RTS, connected to @dest_qpn on this device. */
+static int connect_qp(struct pair *p, struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	return qp_to_rtr(p, qp, dest_qpn) || qp_rtr_to_rts(qp) ? -1 : 0;
 }
 
 static int reset_qp(struct ibv_qp *qp)
@@ -1003,52 +1015,6 @@ static void test_teardown(void)
 
 #define FLOOD_MSGS	20000
 #define FLOOD_BATCH	32
-
-/* RESET -> INIT -> RTR, connected to @dest_qpn, and no further. */
-static int qp_to_rtr(struct pair *p, struct ibv_qp *qp, uint32_t dest_qpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-	union ibv_gid gid;
-	int rc = qp->qp_type == IBV_QPT_RC;
-
-	if (ibv_query_gid(p->ctx, 1, GIDX, &gid))
-		return -1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = GIDX;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN |
-			     (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
-			      IBV_QP_MIN_RNR_TIMER : 0));
-}
-
-static int qp_rtr_to_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 1,
-		.rnr_retry = 1, .max_rd_atomic = 4,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (qp->qp_type == IBV_QPT_RC ?
-			      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
-}
 
 /* Poll @n completions; count those that failed. */
 static int poll_n(struct ibv_cq *cq, int n, int *failed)
