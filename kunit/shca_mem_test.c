@@ -347,8 +347,9 @@ static struct kunit_suite shca_remote_inv_suite = {
  * @dev: the same, as ib_core knows it
  * @key: for FREE_MPT, the entry the destroy frees
  * @mpt: that entry
- * @qp: for DESTROY_QP, the QP the destroy destroys
+ * @qp: for DESTROY_QP or a modify to RESET, the QP it names
  * @free_mpt: the destroy is FREE_MPT, not DESTROY_QP
+ * @reset: the "destroy" is a modify of @qp to RESET, which fences it
  * @destroy: runs the destroy
  * @destroy_ret: what it returned
  * @destroy_done: completed when it returned
@@ -365,6 +366,7 @@ struct shca_cs_async {
 	struct shca_mt_mpt *mpt;
 	struct ib_qp *qp;
 	bool free_mpt;
+	bool reset;
 	struct work_struct destroy;
 	int destroy_ret;
 	struct completion destroy_done;
@@ -383,17 +385,21 @@ static void shca_cs_destroy_fn(struct work_struct *work)
 		.in.mpt.key = s->key,
 	};
 
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+
 	if (s->free_mpt)
 		s->destroy_ret = shca_cmd_exec(s->sdev, &cmd);
+	else if (s->reset)
+		s->destroy_ret = ib_modify_qp(s->qp, &attr, IB_QP_STATE);
 	else
 		s->destroy_ret = ib_destroy_qp(s->qp);
 	complete(&s->destroy_done);
 }
 
 /*
- * Is the destroy's object out of the table yet?  Asking is itself a
- * command of the device: WRITE_MPT with the entry's own translation, or
- * QUERY_QP.
+ * Is the destroy's object out of the table yet (or the QP in RESET, its
+ * fence under way)?  Asking is itself a command of the device: WRITE_MPT
+ * with the entry's own translation, or QUERY_QP.
  */
 static bool shca_cs_gone(struct shca_cs_async *s)
 {
@@ -401,6 +407,9 @@ static bool shca_cs_gone(struct shca_cs_async *s)
 
 	if (s->free_mpt)
 		return shca_mt_mpt_write(s->mpt) == -EINVAL;
+	if (s->reset)
+		return !shca_cmd_query_qp(s->sdev, s->key, &q) &&
+		       q.attr.state == SHCA_QPS_RESET;
 	return shca_cmd_query_qp(s->sdev, s->key, &q) == -EINVAL;
 }
 
@@ -438,11 +447,13 @@ static void shca_cs_wait(void *arg)
 struct shca_cs_param {
 	const char *name;
 	bool free_mpt;
+	bool reset;
 };
 
 static const struct shca_cs_param shca_cs_params[] = {
-	{ "free_mpt", true },
-	{ "destroy_qp", false },
+	{ "free_mpt", true, false },
+	{ "destroy_qp", false, false },
+	{ "reset_qp", false, true },
 };
 
 static void shca_cs_desc(const struct shca_cs_param *p, char *desc)
@@ -462,10 +473,11 @@ static void shca_cs_window_reset(void *win)
 
 /*
  * An RDMA WRITE's responder is held in the mem_access window, holding the
- * target entry and its QP.  FREE_MPT of that entry, or DESTROY_QP of that
- * QP, must wait for it; meanwhile another thread's commands on the device
- * (a query of the object, then a CQ created and destroyed) complete.  With
- * the wait under the device-wide command mutex they would wait too.
+ * target entry and its QP.  FREE_MPT of that entry, DESTROY_QP of that QP,
+ * or a modify of it to RESET must wait for it; meanwhile another thread's
+ * commands on the device (a query of the object, then a CQ created and
+ * destroyed) complete.  With the wait under the device-wide command mutex
+ * they would wait too.
  */
 static void shca_test_destroy_waits_alone(struct kunit *test)
 {
@@ -488,6 +500,7 @@ static void shca_test_destroy_waits_alone(struct kunit *test)
 	s->sdev = to_shca_dev(dev);
 	s->dev = dev;
 	s->free_mpt = p->free_mpt;
+	s->reset = p->reset;
 	s->mpt = shca_mt_pbl_mpt(test, b, SHCA_MT_KEY_OFF);
 	s->key = p->free_mpt ? s->mpt->key : b->qp->qp_num;
 	s->qp = b->qp;
@@ -512,7 +525,7 @@ static void shca_test_destroy_waits_alone(struct kunit *test)
 
 	if (p->free_mpt)
 		s->mpt->freed = true;
-	else
+	else if (!p->reset)
 		b->qp = NULL;
 	queue_work(system_unbound_wq, &s->destroy);
 	queue_work(system_unbound_wq, &s->other);

@@ -448,13 +448,20 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_QUERY_SRQ:
 	case SHCA_CMD_DESTROY_SRQ:
 	case SHCA_CMD_CREATE_QP:
-	case SHCA_CMD_MODIFY_QP:
-	case SHCA_CMD_QUERY_QP:
 		might_sleep();
 		mutex_lock(&hw->cmd_mutex);
 		status = shca_hw_qp_cmd(hw, cmd);
 		mutex_unlock(&hw->cmd_mutex);
 		return status;
+	case SHCA_CMD_MODIFY_QP:
+	case SHCA_CMD_QUERY_QP:
+		/*
+		 * One QP's business, under its own lock and reference: a
+		 * modify to RESET waits out that QP's accesses in flight
+		 * and holds up no other command of the device.
+		 */
+		might_sleep();
+		return shca_hw_qp_cmd(hw, cmd);
 	case SHCA_CMD_DESTROY_QP:
 	case SHCA_CMD_ALLOC_MPT:
 	case SHCA_CMD_WRITE_MPT:

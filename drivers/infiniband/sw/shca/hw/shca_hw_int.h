@@ -5,8 +5,10 @@
  *
  * Lock order, outermost first:
  *   shca_hw.cmd_mutex       (object commands; never held by the engine,
- *                            nor while a destroy waits out one object's
- *                            accesses in flight)
+ *                            nor while a destroy or a modify waits out one
+ *                            object's accesses in flight)
+ *   shca_hw_qp.modify_mutex (one MODIFY_QP of a QP at a time; never taken
+ *                            under cmd_mutex)
  *   shca_hw_qp.turn_mutex   (whoever runs one QP's turn; never two at once)
  *   shca_hw_qp.resp_mutex   (responder side of one QP; never two at once)
  *   shca_hw_cq.write_mutex  (the one CQE writer of a CQ; never two at once)
@@ -204,6 +206,8 @@ struct shca_hw_wq {
  * @pdn: protection domain
  * @ref: users in flight, plus one while it is in the table
  * @done: completed when the last reference goes
+ * @modify_mutex: serialises MODIFY_QP on this QP; a modify to RESET
+ *	fences the QP under it, so other QPs' commands never wait for it
  * @turn_mutex: held by whoever runs the QP's turn: its engine work, or a
  *	process whose doorbell runs it (shca_hw_ring_sq_run())
  * @resp_mutex: serialises the responder: one inbound message at a time
@@ -238,6 +242,7 @@ struct shca_hw_qp {
 	u32 pdn;
 	refcount_t ref;
 	struct completion done;
+	struct mutex modify_mutex;	/* one modify of the QP at a time */
 	struct mutex turn_mutex;	/* one runner of the QP's turn */
 	struct mutex resp_mutex;	/* one inbound message at a time */
 	spinlock_t lock;		/* guards state, attr, indices */

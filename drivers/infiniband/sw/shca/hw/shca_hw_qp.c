@@ -192,6 +192,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	qp->pdn = in->pdn;
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->done);
+	mutex_init(&qp->modify_mutex);
 	mutex_init(&qp->turn_mutex);
 	mutex_init(&qp->resp_mutex);
 	spin_lock_init(&qp->lock);
@@ -356,11 +357,24 @@ static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
 	if (!qp)
 		return SHCA_HW_BAD_INDEX;
 
+	/*
+	 * Per QP, not per device: a modify to RESET waits out the QP's turn
+	 * and its responder, which may be in the middle of a large copy.
+	 */
+	mutex_lock(&qp->modify_mutex);
 	spin_lock_irq(&qp->lock);
+	if (qp->fenced) {
+		/* Destroyed meanwhile: it is nobody's to modify. */
+		spin_unlock_irq(&qp->lock);
+		mutex_unlock(&qp->modify_mutex);
+		shca_hw_qp_put(qp);
+		return SHCA_HW_BAD_INDEX;
+	}
 	cur = qp->attr.state;
 	next = cmd->mask & SHCA_QP_ATTR_STATE ? in->state : cur;
 	if (!shca_hw_qp_transition_ok(qp->type, cur, next)) {
 		spin_unlock_irq(&qp->lock);
+		mutex_unlock(&qp->modify_mutex);
 		shca_hw_qp_put(qp);
 		return SHCA_HW_BAD_STATE;
 	}
@@ -388,6 +402,7 @@ static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
 		mod_delayed_work(hw->engine_wq, &qp->engine, 0);
 	else if (next != cur || next == SHCA_QPS_RTS)
 		shca_hw_qp_kick(qp);
+	mutex_unlock(&qp->modify_mutex);
 	shca_hw_qp_put(qp);
 	return SHCA_HW_OK;
 }
@@ -445,6 +460,8 @@ static struct shca_hw_qp *shca_hw_qp_hide(struct shca_hw *hw, u32 qpn)
 static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 			    bool flush)
 {
+	/* A modify that looked the QP up before it was hidden goes first. */
+	mutex_lock(&qp->modify_mutex);
 	spin_lock_irq(&qp->lock);
 	flush = flush && qp->attr.state != SHCA_QPS_RESET;
 	if (flush)
@@ -462,6 +479,7 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	spin_lock_irq(&qp->lock);
 	qp->fenced = true;
 	spin_unlock_irq(&qp->lock);
+	mutex_unlock(&qp->modify_mutex);
 	/*
 	 * Wait out every holder first: a doorbell that looked the QP up
 	 * before it was hidden may still queue its work.  Then nothing can,
@@ -478,6 +496,7 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	mutex_unlock(&hw->cmd_mutex);
 	mutex_destroy(&qp->resp_mutex);
 	mutex_destroy(&qp->turn_mutex);
+	mutex_destroy(&qp->modify_mutex);
 	kfree(qp);
 }
 
