@@ -64,8 +64,12 @@ if [ -n "$itest" ]; then
 		   tail -n 30 "$SHCA_OUT/itest-$name.log" ;;
 		esac
 		# Leave the next test a clean slate: unloading shca removes
-		# every device a test left behind.
+		# every device a test left behind, and unloading rdma_rxe
+		# every rxe device (the bench compares against rxe).
 		shca_guest_unload || result "$name-unload" FAIL
+		if grep -q '^rdma_rxe ' /proc/modules; then
+			rmmod rdma_rxe || result "$name-rxe-unload" FAIL
+		fi
 		ip link del shca_d0 2>/dev/null
 		ip link del shca_d1 2>/dev/null
 	done
