@@ -8,7 +8,7 @@
 # not speed: no neighbour completion lost or reordered and no victim
 # completion polled after its destroy_qp returned (bench.sh fails on
 # either).
-# shca-timeout: 600
+# shca-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 
 # The debug kernel's guest (a jiffies clock, on which perftest may print
