@@ -184,8 +184,8 @@ for k in debug stock; do
 		build $k
 	fi
 	# The SMP debug guest runs KUnit and every integration test, the
-	# short soak among them, under KASAN: give it 45 minutes.
-	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 2700 \
+	# short soak among them, under KASAN: give it 70 minutes.
+	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 4200 \
 		scripts/guest/run-tests.sh "${args[@]}"
 	collect $k $?
 done
