@@ -95,7 +95,7 @@ if [ -w /dev/kvm ] && [ "${SHCA_NO_KVM:-0}" != 1 ]; then
 	probe=$SHCA_CACHE/kvm-probe-$(uname -r)-$(qemu-system-x86_64 --version | awk 'NR == 1' | tr -cd '0-9.')
 	if [ ! -f "$probe" ]; then
 		shca_log "probing KVM with one boot"
-		if grep -q 'shca-probe-ok' <<<"$(timeout 60 qemu-system-x86_64 \
+		if grep -q 'shca-probe-ok' <<<"$(timeout 60 qemu-system-x86_64 -nic none \
 			-accel kvm -cpu host -m 512 -display none -no-reboot \
 			-serial stdio -monitor none -kernel "$bzimage" \
 			-initrd "$out/initramfs.gz" \
@@ -127,7 +127,7 @@ else
 fi
 
 qemu=(qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu "$cpu"
-	-smp 2 -m 3G
+	-smp 2 -m 3G -nic none
 	-no-reboot -kernel "$bzimage" -initrd "$out/initramfs.gz"
 	-append "$cmdline"
 	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
