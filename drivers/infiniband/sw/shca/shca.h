@@ -328,6 +328,20 @@ static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
 #define shca_dbg(sdev, fmt, ...) \
 	ibdev_dbg(&(sdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
 
+/*
+ * Per-object debug messages, for the user mistakes an object's verbs
+ * refuse: each names the object, so no message types "QP %u:" by hand.
+ */
+#define shca_qp_dbg(qp, fmt, ...) \
+	ibdev_dbg((qp)->ibqp.device, "%s: QP %u: " fmt, __func__, \
+		  (qp)->qpn, ##__VA_ARGS__)
+#define shca_cq_dbg(cq, fmt, ...) \
+	ibdev_dbg((cq)->ibcq.device, "%s: CQ %u: " fmt, __func__, \
+		  (cq)->cqn, ##__VA_ARGS__)
+#define shca_srq_dbg(srq, fmt, ...) \
+	ibdev_dbg((srq)->ibsrq.device, "%s: SRQ %u: " fmt, __func__, \
+		  (srq)->srqn, ##__VA_ARGS__)
+
 /* shca_cmd.c: the one place where device status becomes an errno */
 int shca_status_to_errno(enum shca_hw_status status);
 int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd);
