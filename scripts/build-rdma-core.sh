@@ -31,7 +31,9 @@ shca_need_pkgs gcc libc6-dev cmake ninja-build pkg-config libnl-3-dev \
 	libnl-route-3-dev cython3 python3-dev libudev-dev dpkg-dev \
 	debian-archive-keyring perftest
 
-base=$SHCA_CACHE/rdma-core-$ver
+# SHCA_RDMA_CORE_DIR puts the tree elsewhere, for a second working copy
+# whose provider must not replace the first one's.
+base=${SHCA_RDMA_CORE_DIR:-$SHCA_CACHE/rdma-core-$ver}
 tarball=$SHCA_CACHE/rdma-core_$ver.orig.tar.gz
 src=$base/src
 build=$base/build
