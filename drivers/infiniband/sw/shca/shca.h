@@ -332,15 +332,27 @@ static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
  * Per-object debug messages, for the user mistakes an object's verbs
  * refuse: each names the object, so no message types "QP %u:" by hand.
  */
-#define shca_qp_dbg(qp, fmt, ...) \
-	ibdev_dbg((qp)->ibqp.device, "%s: QP %u: " fmt, __func__, \
-		  (qp)->qpn, ##__VA_ARGS__)
-#define shca_cq_dbg(cq, fmt, ...) \
-	ibdev_dbg((cq)->ibcq.device, "%s: CQ %u: " fmt, __func__, \
-		  (cq)->cqn, ##__VA_ARGS__)
-#define shca_srq_dbg(srq, fmt, ...) \
-	ibdev_dbg((srq)->ibsrq.device, "%s: SRQ %u: " fmt, __func__, \
-		  (srq)->srqn, ##__VA_ARGS__)
+#define shca_qp_dbg(qp, fmt, ...)					\
+do {									\
+	const struct shca_qp *qp_ = (qp);				\
+									\
+	ibdev_dbg(qp_->ibqp.device, "%s: QP %u: " fmt, __func__,	\
+		  qp_->qpn, ##__VA_ARGS__);				\
+} while (0)
+#define shca_cq_dbg(cq, fmt, ...)					\
+do {									\
+	const struct shca_cq *cq_ = (cq);				\
+									\
+	ibdev_dbg(cq_->ibcq.device, "%s: CQ %u: " fmt, __func__,	\
+		  cq_->cqn, ##__VA_ARGS__);				\
+} while (0)
+#define shca_srq_dbg(srq, fmt, ...)					\
+do {									\
+	const struct shca_srq *srq_ = (srq);				\
+									\
+	ibdev_dbg(srq_->ibsrq.device, "%s: SRQ %u: " fmt, __func__,	\
+		  srq_->srqn, ##__VA_ARGS__);				\
+} while (0)
 
 /* shca_cmd.c: the one place where device status becomes an errno */
 int shca_status_to_errno(enum shca_hw_status status);
