@@ -23,6 +23,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "hw/shca_hw.h"
+#include "shca_cmd.h"
 
 /**
  * enum shca_drv_counter - what the driver counts, after the device's own
@@ -353,19 +354,6 @@ do {									\
 	ibdev_dbg(srq_->ibsrq.device, "%s: SRQ %u: " fmt, __func__,	\
 		  srq_->srqn, ##__VA_ARGS__);				\
 } while (0)
-
-/* shca_cmd.c: the one place where device status becomes an errno */
-int shca_status_to_errno(enum shca_hw_status status);
-int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd);
-u64 shca_netdev_segment(const struct net_device *ndev);
-int shca_cmd_set_port(struct shca_dev *sdev, const struct net_device *ndev,
-		      bool *link_up);
-int shca_cmd_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps);
-
-int shca_cmd_query_qp(struct shca_dev *sdev, u32 qpn,
-		      struct shca_hw_qp_query *out);
-int shca_cmd_query_cq(struct shca_dev *sdev, u32 cqn,
-		      struct shca_hw_cq_query *out);
 
 /* shca_verbs.c */
 int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata);

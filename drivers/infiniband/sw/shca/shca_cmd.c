@@ -2,9 +2,10 @@
 /*
  * shca: issuing device commands.
  *
- * The verbs layer reaches the hardware model only through here.  A status
- * the device returns becomes an errno in shca_status_to_errno() and
- * nowhere else.
+ * The verbs layer reaches the hardware model only through here, with one
+ * typed function per command (shca_cmd.h): only this file fills a
+ * struct shca_hw_cmd.  A status the device returns becomes an errno in
+ * shca_status_to_errno() and nowhere else.
  */
 #include <kunit/visibility.h>
 #include <linux/etherdevice.h>
@@ -48,7 +49,8 @@ EXPORT_SYMBOL_IF_KUNIT(shca_status_to_errno);
  *
  * Return: 0 or a negative errno.
  */
-int shca_cmd_exec(struct shca_dev *sdev, struct shca_hw_cmd *cmd)
+VISIBLE_IF_KUNIT int shca_cmd_exec(struct shca_dev *sdev,
+				   struct shca_hw_cmd *cmd)
 {
 	enum shca_hw_status status = shca_hw_exec(sdev->hw, cmd);
 
@@ -140,25 +142,252 @@ int shca_cmd_query_caps(struct shca_dev *sdev, struct shca_hw_caps *caps)
 }
 
 /**
- * shca_cmd_query_qp() - read a QP context
+ * shca_cmd_query_port() - read what a port reports of its link
  * @sdev: the device
- * @qpn: the QP
- * @out: where to put it
+ * @port: the port, from 1
+ * @attr: where to put it
  *
- * Return: 0 or a negative errno.
+ * Return: 0, -EINVAL for a port the device does not have, or another
+ * negative errno.
  */
-int shca_cmd_query_qp(struct shca_dev *sdev, u32 qpn,
-		      struct shca_hw_qp_query *out)
+int shca_cmd_query_port(struct shca_dev *sdev, u32 port,
+			struct shca_hw_port_attr *attr)
 {
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_QP, .index = qpn };
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_PORT, .port = port };
 	int err;
 
 	err = shca_cmd_exec(sdev, &cmd);
 	if (!err)
-		*out = cmd.out.qp;
+		*attr = cmd.out.port;
 	return err;
 }
-EXPORT_SYMBOL_IF_KUNIT(shca_cmd_query_qp);
+
+/**
+ * shca_cmd_query_gid() - read one GID table entry
+ * @sdev: the device
+ * @port: the port, from 1
+ * @index: the entry
+ * @entry: where to put it; @entry->valid is clear for an empty entry
+ *
+ * Return: 0, -EINVAL for an index past the table, or another negative
+ * errno.
+ */
+int shca_cmd_query_gid(struct shca_dev *sdev, u32 port, u32 index,
+		       struct shca_hw_gid_entry *entry)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_QUERY_GID,
+		.port = port,
+		.index = index,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*entry = cmd.out.gid;
+	return err;
+}
+
+/**
+ * shca_cmd_set_gid() - write or clear one GID table entry
+ * @sdev: the device
+ * @port: the port, from 1
+ * @index: the entry
+ * @entry: the new entry; one with @entry->valid clear empties the slot
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_set_gid(struct shca_dev *sdev, u32 port, u32 index,
+		     const struct shca_hw_gid_entry *entry)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_SET_GID,
+		.port = port,
+		.index = index,
+		.in.gid = *entry,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_query_pkey() - read one P_Key table entry
+ * @sdev: the device
+ * @port: the port, from 1
+ * @index: the entry
+ * @pkey: where to put it
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_query_pkey(struct shca_dev *sdev, u32 port, u32 index,
+			u16 *pkey)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_QUERY_PKEY,
+		.port = port,
+		.index = index,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*pkey = cmd.out.pkey;
+	return err;
+}
+
+/**
+ * shca_cmd_query_counters() - read the device's counters
+ * @sdev: the device
+ * @counters: where to put them, by enum shca_hw_counter
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_query_counters(struct shca_dev *sdev,
+			    u64 counters[SHCA_CNT_NUM])
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_COUNTERS };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		memcpy(counters, cmd.out.counters, sizeof(cmd.out.counters));
+	return err;
+}
+
+/**
+ * shca_cmd_alloc_pd() - allocate a protection domain number
+ * @sdev: the device
+ * @pdn: where to put it
+ *
+ * Return: 0, -ENOMEM when the device has none left, or another negative
+ * errno.
+ */
+int shca_cmd_alloc_pd(struct shca_dev *sdev, u32 *pdn)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_ALLOC_PD };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*pdn = cmd.out.pdn;
+	return err;
+}
+
+/**
+ * shca_cmd_dealloc_pd() - release a protection domain number
+ * @sdev: the device
+ * @pdn: the number shca_cmd_alloc_pd() gave
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_dealloc_pd(struct shca_dev *sdev, u32 pdn)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_DEALLOC_PD,
+		.in.pdn = pdn,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_create_eq() - hand the device its event queue ring
+ * @sdev: the device
+ * @ring: the ring, zeroed
+ * @log_depth: log2 of its number of EQEs
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_create_eq(struct shca_dev *sdev, struct shca_hw_eqe *ring,
+		       u32 log_depth)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_CREATE_EQ,
+		.in.eq.ring = ring,
+		.in.eq.log_depth = log_depth,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_destroy_eq() - take the event queue back from the device
+ * @sdev: the device
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_destroy_eq(struct shca_dev *sdev)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_DESTROY_EQ };
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_create_cq() - create a completion queue context
+ * @sdev: the device
+ * @params: its ring and doorbell record
+ * @cqn: where to put the new CQ's number
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_create_cq(struct shca_dev *sdev,
+		       const struct shca_hw_cq_create *params, u32 *cqn)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_CREATE_CQ,
+		.in.cq = *params,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*cqn = cmd.out.num;
+	return err;
+}
+
+/**
+ * shca_cmd_resize_cq() - move a CQ to a new ring, keeping its live CQEs
+ * @sdev: the device
+ * @cqn: the CQ
+ * @params: the new ring and doorbell record
+ *
+ * Return: 0, -EINVAL if the live CQEs do not fit, or another negative
+ * errno; on failure the CQ keeps its old ring.
+ */
+int shca_cmd_resize_cq(struct shca_dev *sdev, u32 cqn,
+		       const struct shca_hw_cq_create *params)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_RESIZE_CQ,
+		.index = cqn,
+		.in.cq = *params,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_modify_cq() - set a CQ's interrupt moderation
+ * @sdev: the device
+ * @cqn: the CQ
+ * @count: CQEs per completion event
+ * @period: microseconds an event may wait for more CQEs
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_modify_cq(struct shca_dev *sdev, u32 cqn, u16 count,
+		       u16 period)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_MODIFY_CQ,
+		.index = cqn,
+		.in.moder.count = count,
+		.in.moder.period = period,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
 
 /**
  * shca_cmd_query_cq() - read a CQ context
@@ -180,3 +409,244 @@ int shca_cmd_query_cq(struct shca_dev *sdev, u32 cqn,
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_cmd_query_cq);
+
+/**
+ * shca_cmd_destroy_cq() - destroy a CQ context
+ * @sdev: the device
+ * @cqn: the CQ
+ *
+ * Return: 0, -EBUSY while a QP or SRQ still points at the CQ, or another
+ * negative errno.
+ */
+int shca_cmd_destroy_cq(struct shca_dev *sdev, u32 cqn)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_DESTROY_CQ, .index = cqn };
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_create_srq() - create a shared receive queue context
+ * @sdev: the device
+ * @params: its protection domain, memory and limit
+ * @srqn: where to put the new SRQ's number
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_create_srq(struct shca_dev *sdev,
+			const struct shca_hw_srq_create *params, u32 *srqn)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_CREATE_SRQ,
+		.in.srq = *params,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*srqn = cmd.out.num;
+	return err;
+}
+
+/**
+ * shca_cmd_modify_srq() - arm an SRQ's limit
+ * @sdev: the device
+ * @srqn: the SRQ
+ * @limit: the limit; 0 disarms it
+ *
+ * Return: 0, -EINVAL for a limit over the depth, or another negative errno.
+ */
+int shca_cmd_modify_srq(struct shca_dev *sdev, u32 srqn, u32 limit)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_MODIFY_SRQ,
+		.index = srqn,
+		.in.srq_limit = limit,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_query_srq() - read an SRQ context
+ * @sdev: the device
+ * @srqn: the SRQ
+ * @out: where to put it
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_query_srq(struct shca_dev *sdev, u32 srqn,
+		       struct shca_hw_srq_query *out)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_SRQ, .index = srqn };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*out = cmd.out.srq;
+	return err;
+}
+
+/**
+ * shca_cmd_destroy_srq() - destroy an SRQ context
+ * @sdev: the device
+ * @srqn: the SRQ
+ *
+ * Return: 0, -EBUSY while a QP is attached, or another negative errno.
+ */
+int shca_cmd_destroy_srq(struct shca_dev *sdev, u32 srqn)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_DESTROY_SRQ,
+		.index = srqn,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_create_qp() - create a queue pair context
+ * @sdev: the device
+ * @params: its type, protection domain, CQs, SRQ, queues and limits
+ * @qpn: where to put the new QP's number
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_create_qp(struct shca_dev *sdev,
+		       const struct shca_hw_qp_create *params, u32 *qpn)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_CREATE_QP,
+		.in.qp = *params,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*qpn = cmd.out.num;
+	return err;
+}
+
+/**
+ * shca_cmd_modify_qp() - change a QP's state and attributes
+ * @sdev: the device
+ * @qpn: the QP
+ * @attr: the attributes
+ * @mask: which of them to write, SHCA_QP_ATTR_*
+ *
+ * Return: 0, -EINVAL for a transition or attribute the device refuses, or
+ * another negative errno.
+ */
+int shca_cmd_modify_qp(struct shca_dev *sdev, u32 qpn,
+		       const struct shca_hw_qp_attr *attr, u32 mask)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_MODIFY_QP,
+		.index = qpn,
+		.mask = mask,
+		.in.qp_attr = *attr,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_query_qp() - read a QP context
+ * @sdev: the device
+ * @qpn: the QP
+ * @out: where to put it
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_query_qp(struct shca_dev *sdev, u32 qpn,
+		      struct shca_hw_qp_query *out)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_QP, .index = qpn };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*out = cmd.out.qp;
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_query_qp);
+
+/**
+ * shca_cmd_destroy_qp() - fence a QP and destroy its context
+ * @sdev: the device
+ * @qpn: the QP
+ *
+ * The device moves the QP to ERR and flushes its outstanding work first:
+ * when this returns, the device writes nothing more for the QP.
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_destroy_qp(struct shca_dev *sdev, u32 qpn)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_DESTROY_QP, .index = qpn };
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_alloc_mpt() - allocate a memory protection table entry
+ * @sdev: the device
+ * @params: its type, protection domain, page list capacity and flags
+ * @key: where to put the entry's key
+ *
+ * The entry is invalid until shca_cmd_write_mpt() or a REG_MR work
+ * request writes it.
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_alloc_mpt(struct shca_dev *sdev,
+		       const struct shca_hw_mpt_alloc *params, u32 *key)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_ALLOC_MPT,
+		.in.mpt_alloc = *params,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*key = cmd.out.num;
+	return err;
+}
+
+/**
+ * shca_cmd_write_mpt() - make an MPT entry valid with a translation
+ * @sdev: the device
+ * @params: the entry's key, rights and translation
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_write_mpt(struct shca_dev *sdev,
+		       const struct shca_hw_mpt_write *params)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_WRITE_MPT,
+		.in.mpt = *params,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_free_mpt() - release an MPT entry
+ * @sdev: the device
+ * @key: the entry's key
+ *
+ * The device waits out any access in flight through the entry first.
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_free_mpt(struct shca_dev *sdev, u32 key)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_FREE_MPT,
+		.in.mpt.key = key,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}

@@ -108,7 +108,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
 	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
 	struct shca_cq *cq = to_shca_cq(ibcq);
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_CQ };
+	struct shca_hw_cq_create params = {};
 	int err;
 
 	if (udata) {
@@ -137,13 +137,12 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (!cq->buf)
 		return -ENOMEM;
 
-	cmd.in.cq.ring = cq->ring;
-	cmd.in.cq.log_depth = cq->log_depth;
-	cmd.in.cq.dbrec = cq->dbrec;
-	err = shca_cmd_exec(sdev, &cmd);
+	params.ring = cq->ring;
+	params.log_depth = cq->log_depth;
+	params.dbrec = cq->dbrec;
+	err = shca_cmd_create_cq(sdev, &params, &cq->cqn);
 	if (err)
 		goto err_buf;
-	cq->cqn = cmd.out.num;
 	if (udata) {
 		err = shca_cq_user_init(sdev, cq, udata);
 		if (err)
@@ -156,9 +155,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 
 err_destroy:
-	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_CQ,
-				    .index = cq->cqn };
-	shca_cmd_exec(sdev, &cmd);
+	shca_cmd_destroy_cq(sdev, cq->cqn);
 err_buf:
 	shca_buf_release(cq->buf, cq->mmap);
 	return err;
@@ -177,13 +174,9 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
 	struct shca_cq *cq = to_shca_cq(ibcq);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_DESTROY_CQ,
-		.index = cq->cqn,
-	};
 	int err;
 
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_destroy_cq(sdev, cq->cqn);
 	if (err)
 		return err;
 	/* No new event names the CQ; wait out a handler using it. */
@@ -217,12 +210,7 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
 	struct shca_cq *cq = to_shca_cq(ibcq);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_RESIZE_CQ,
-		.index = cq->cqn,
-	};
-	struct shca_hw_cq_dbrec *dbrec;
-	struct shca_hw_cqe *ring;
+	struct shca_hw_cq_create params = {};
 	unsigned long flags;
 	void *buf, *old;
 	u32 log_depth;
@@ -242,25 +230,23 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return -EINVAL;
 	}
 	log_depth = shca_cq_log_depth(cqe);
-	buf = shca_cq_buf(log_depth, &ring, &dbrec);
+	buf = shca_cq_buf(log_depth, &params.ring, &params.dbrec);
 	if (!buf)
 		return -ENOMEM;
-	cmd.in.cq.ring = ring;
-	cmd.in.cq.log_depth = log_depth;
-	cmd.in.cq.dbrec = dbrec;
+	params.log_depth = log_depth;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_resize_cq(sdev, cq->cqn, &params);
 	if (err) {
 		spin_unlock_irqrestore(&cq->lock, flags);
-		shca_dbg(sdev, "CQ %u: cannot resize to %d\n", cq->cqn, cqe);
+		shca_cq_dbg(cq, "cannot resize to %d\n", cqe);
 		shca_buf_free(buf);
 		return err;
 	}
 	old = cq->buf;
 	cq->buf = buf;
-	cq->ring = ring;
-	cq->dbrec = dbrec;
+	cq->ring = params.ring;
+	cq->dbrec = params.dbrec;
 	cq->log_depth = log_depth;
 	cq->ci = 0;
 	ibcq->cqe = (1 << log_depth) - 1;
@@ -279,14 +265,8 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
  */
 int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 {
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_MODIFY_CQ,
-		.index = to_shca_cq(ibcq)->cqn,
-		.in.moder.count = cq_count,
-		.in.moder.period = cq_period,
-	};
-
-	return shca_cmd_exec(to_shca_dev(ibcq->device), &cmd);
+	return shca_cmd_modify_cq(to_shca_dev(ibcq->device),
+				  to_shca_cq(ibcq)->cqn, cq_count, cq_period);
 }
 
 static struct shca_hw_cqe *shca_cq_next(struct shca_cq *cq)

@@ -174,7 +174,6 @@ static void shca_eq_irq(void *ctx)
  */
 int shca_eq_create(struct shca_dev *sdev)
 {
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_EQ };
 	int err;
 
 	init_waitqueue_head(&sdev->eq_wait);
@@ -183,9 +182,7 @@ int shca_eq_create(struct shca_dev *sdev)
 	if (!sdev->eq)
 		return -ENOMEM;
 	shca_hw_request_irq(sdev->hw, shca_eq_irq, sdev);
-	cmd.in.eq.ring = sdev->eq;
-	cmd.in.eq.log_depth = sdev->eq_log_depth;
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_create_eq(sdev, sdev->eq, sdev->eq_log_depth);
 	if (err) {
 		shca_hw_free_irq(sdev->hw);
 		vfree(sdev->eq);
@@ -200,13 +197,11 @@ int shca_eq_create(struct shca_dev *sdev)
  */
 void shca_eq_destroy(struct shca_dev *sdev)
 {
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_DESTROY_EQ };
-
 	if (!sdev->eq)
 		return;
 	/* A paused handler would hold up the wait for it below. */
 	shca_eq_pause(sdev, false);
-	shca_cmd_exec(sdev, &cmd);
+	shca_cmd_destroy_eq(sdev);
 	shca_hw_free_irq(sdev->hw);
 	vfree(sdev->eq);
 	sdev->eq = NULL;

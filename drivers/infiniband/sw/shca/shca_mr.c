@@ -18,14 +18,14 @@
 static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
 				     u32 type, u32 max_pages, u32 flags)
 {
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_ALLOC_MPT,
-		.in.mpt_alloc.type = type,
-		.in.mpt_alloc.pdn = to_shca_pd(ibpd)->pdn,
-		.in.mpt_alloc.max_pages = max_pages,
-		.in.mpt_alloc.flags = flags,
+	struct shca_hw_mpt_alloc params = {
+		.type = type,
+		.pdn = to_shca_pd(ibpd)->pdn,
+		.max_pages = max_pages,
+		.flags = flags,
 	};
 	struct shca_mr *mr;
+	u32 key;
 	int err;
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
@@ -40,25 +40,20 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
 			return ERR_PTR(-ENOMEM);
 		}
 	}
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_alloc_mpt(sdev, &params, &key);
 	if (err) {
 		kvfree(mr->pages);
 		kfree(mr);
 		return ERR_PTR(err);
 	}
-	mr->ibmr.lkey = cmd.out.num;
-	mr->ibmr.rkey = cmd.out.num;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
 	return mr;
 }
 
 static void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
 {
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_FREE_MPT,
-		.in.mpt.key = mr->ibmr.lkey,
-	};
-
-	shca_cmd_exec(sdev, &cmd);
+	shca_cmd_free_mpt(sdev, mr->ibmr.lkey);
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
 	kfree(mr);
@@ -67,18 +62,17 @@ static void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
 static int shca_mr_write(struct shca_dev *sdev, struct shca_mr *mr,
 			 u32 access, u64 iova, u64 length, u32 page_shift)
 {
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_WRITE_MPT,
-		.in.mpt.key = mr->ibmr.lkey,
-		.in.mpt.access = access,
-		.in.mpt.iova = iova,
-		.in.mpt.length = length,
-		.in.mpt.pbl = mr->pages,
-		.in.mpt.npages = mr->npages,
-		.in.mpt.page_shift = page_shift,
+	struct shca_hw_mpt_write params = {
+		.key = mr->ibmr.lkey,
+		.access = access,
+		.iova = iova,
+		.length = length,
+		.pbl = mr->pages,
+		.npages = mr->npages,
+		.page_shift = page_shift,
 	};
 
-	return shca_cmd_exec(sdev, &cmd);
+	return shca_cmd_write_mpt(sdev, &params);
 }
 
 /**

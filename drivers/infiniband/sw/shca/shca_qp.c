@@ -148,8 +148,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 {
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_QP };
-	struct shca_hw_qp_create *in = &cmd.in.qp;
+	struct shca_hw_qp_create params = {};
 	struct shca_hw_qp_query q;
 	size_t sq_bytes, rq_bytes;
 	void *dbrec;
@@ -195,25 +194,24 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->rq.ring = init->srq ? NULL : qp->buf + sq_bytes;
 	qp->dbrec = dbrec;
 
-	in->type = shca_qp_type_to_hw(init->qp_type);
-	in->pdn = to_shca_pd(ibqp->pd)->pdn;
-	in->send_cqn = to_shca_cq(init->send_cq)->cqn;
-	in->recv_cqn = to_shca_cq(init->recv_cq)->cqn;
-	in->srqn = init->srq ? to_shca_srq(init->srq)->srqn : 0;
-	in->sq.ring = qp->sq.ring;
-	in->sq.log_depth = qp->sq.log_depth;
-	in->rq.ring = qp->rq.ring;
-	in->rq.log_depth = qp->rq.log_depth;
-	in->dbrec = qp->dbrec;
-	in->max_send_sge = qp->max_send_sge;
-	in->max_recv_sge = qp->max_recv_sge;
-	in->max_inline = qp->max_inline;
-	in->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	in->user = qp->user;
-	err = shca_cmd_exec(sdev, &cmd);
+	params.type = shca_qp_type_to_hw(init->qp_type);
+	params.pdn = to_shca_pd(ibqp->pd)->pdn;
+	params.send_cqn = to_shca_cq(init->send_cq)->cqn;
+	params.recv_cqn = to_shca_cq(init->recv_cq)->cqn;
+	params.srqn = init->srq ? to_shca_srq(init->srq)->srqn : 0;
+	params.sq.ring = qp->sq.ring;
+	params.sq.log_depth = qp->sq.log_depth;
+	params.rq.ring = qp->rq.ring;
+	params.rq.log_depth = qp->rq.log_depth;
+	params.dbrec = qp->dbrec;
+	params.max_send_sge = qp->max_send_sge;
+	params.max_recv_sge = qp->max_recv_sge;
+	params.max_inline = qp->max_inline;
+	params.sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	params.user = qp->user;
+	err = shca_cmd_create_qp(sdev, &params, &qp->qpn);
 	if (err)
 		goto err_free;
-	qp->qpn = cmd.out.num;
 	err = shca_cmd_query_qp(sdev, qp->qpn, &q);
 	if (err)
 		goto err_destroy;
@@ -244,9 +242,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_destroy:
-	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_QP,
-				    .index = qp->qpn };
-	shca_cmd_exec(sdev, &cmd);
+	shca_cmd_destroy_qp(sdev, qp->qpn);
 err_free:
 	shca_buf_release(qp->buf, qp->mmap);
 	kvfree(qp->sq.wrid);
@@ -278,13 +274,9 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_DESTROY_QP,
-		.index = qp->qpn,
-	};
 	int err;
 
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_destroy_qp(sdev, qp->qpn);
 	if (err)
 		return err;
 	shca_qp_fenced(sdev, qp);
@@ -317,11 +309,11 @@ void shca_av_from_ah_attr(struct shca_hw_av *av,
 	av->sl = rdma_ah_get_sl(attr);
 }
 
+/* The device's attributes for ib_core's, and the mask of those written. */
 static int shca_modify_to_hw(struct shca_dev *sdev, struct shca_qp *qp,
 			     const struct ib_qp_attr *attr, int mask,
-			     struct shca_hw_cmd *cmd)
+			     struct shca_hw_qp_attr *a, u32 *hw_mask)
 {
-	struct shca_hw_qp_attr *a = &cmd->in.qp_attr;
 	u32 m = 0;
 
 	if (mask & IB_QP_STATE) {
@@ -403,7 +395,7 @@ static int shca_modify_to_hw(struct shca_dev *sdev, struct shca_qp *qp,
 		m |= SHCA_QP_ATTR_SQD_NOTIFY;
 		a->sqd_notify = attr->en_sqd_async_notify;
 	}
-	cmd->mask = m;
+	*hw_mask = m;
 	return 0;
 }
 
@@ -444,12 +436,10 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_MODIFY_QP,
-		.index = qp->qpn,
-	};
+	struct shca_hw_qp_attr hw_attr = {};
 	struct shca_hw_qp_query q;
 	enum ib_qp_state cur, next;
+	u32 hw_mask;
 	int err;
 
 	err = shca_check_no_udata(sdev, udata);
@@ -485,14 +475,13 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	if ((mask & IB_QP_PKEY_INDEX) &&
 	    attr->pkey_index >= sdev->caps.max_pkeys) {
-		shca_dbg(sdev, "QP %u: bad P_Key index %u\n", qp->qpn,
-			 attr->pkey_index);
+		shca_qp_dbg(qp, "bad P_Key index %u\n", attr->pkey_index);
 		return -EINVAL;
 	}
-	err = shca_modify_to_hw(sdev, qp, attr, mask, &cmd);
+	err = shca_modify_to_hw(sdev, qp, attr, mask, &hw_attr, &hw_mask);
 	if (err)
 		return err;
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr, hw_mask);
 	if (err)
 		return err;
 	WRITE_ONCE(qp->state, next);

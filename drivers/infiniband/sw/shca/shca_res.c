@@ -68,15 +68,15 @@ struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port, int index)
 {
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_COUNTERS };
 	struct shca_dev *sdev = to_shca_dev(ibdev);
+	u64 counters[SHCA_CNT_NUM];
 	int err, i;
 
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_query_counters(sdev, counters);
 	if (err)
 		return err;
 	for (i = 0; i < SHCA_CNT_NUM; i++)
-		stats->value[i] = cmd.out.counters[i];
+		stats->value[i] = counters[i];
 	for (i = 0; i < SHCA_DRV_CNT_NUM; i++)
 		stats->value[SHCA_CNT_NUM + i] =
 			atomic64_read(&sdev->drv_counters[i]);
@@ -197,14 +197,11 @@ int shca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 int shca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 {
 	struct shca_srq *srq = to_shca_srq(ibsrq);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_QUERY_SRQ,
-		.index = srq->srqn,
-	};
+	struct shca_hw_srq_query q;
 	struct nlattr *table;
 	int err;
 
-	err = shca_cmd_exec(to_shca_dev(ibsrq->device), &cmd);
+	err = shca_cmd_query_srq(to_shca_dev(ibsrq->device), srq->srqn, &q);
 	if (err)
 		return err;
 	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -212,10 +209,10 @@ int shca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "srqn", srq->srqn) ||
 	    rdma_nl_put_driver_u32(msg, "depth", 1U << srq->log_depth) ||
-	    rdma_nl_put_driver_u32(msg, "pi", cmd.out.srq.pi) ||
-	    rdma_nl_put_driver_u32(msg, "ci", cmd.out.srq.ci) ||
-	    rdma_nl_put_driver_u32(msg, "limit", cmd.out.srq.limit) ||
-	    rdma_nl_put_driver_u32(msg, "assoc", cmd.out.srq.assoc)) {
+	    rdma_nl_put_driver_u32(msg, "pi", q.pi) ||
+	    rdma_nl_put_driver_u32(msg, "ci", q.ci) ||
+	    rdma_nl_put_driver_u32(msg, "limit", q.limit) ||
+	    rdma_nl_put_driver_u32(msg, "assoc", q.assoc)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
 	}

@@ -74,7 +74,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 {
 	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
 	struct shca_srq *srq = to_shca_srq(ibsrq);
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_CREATE_SRQ };
+	struct shca_hw_srq_create params = {};
 	struct ib_srq_attr *a = &init->attr;
 	size_t slots_bytes;
 	u32 depth, i;
@@ -126,17 +126,16 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		srq->nr_free = depth;
 	}
 
-	cmd.in.srq.pdn = to_shca_pd(ibsrq->pd)->pdn;
-	cmd.in.srq.slots = srq->slots;
-	cmd.in.srq.index_ring = srq->index_ring;
-	cmd.in.srq.log_depth = srq->log_depth;
-	cmd.in.srq.dbrec = srq->dbrec;
-	cmd.in.srq.max_sge = srq->max_sge;
-	cmd.in.srq.limit = a->srq_limit;
-	err = shca_cmd_exec(sdev, &cmd);
+	params.pdn = to_shca_pd(ibsrq->pd)->pdn;
+	params.slots = srq->slots;
+	params.index_ring = srq->index_ring;
+	params.log_depth = srq->log_depth;
+	params.dbrec = srq->dbrec;
+	params.max_sge = srq->max_sge;
+	params.limit = a->srq_limit;
+	err = shca_cmd_create_srq(sdev, &params, &srq->srqn);
 	if (err)
 		goto err_free;
-	srq->srqn = cmd.out.num;
 	if (udata)
 		err = shca_srq_user_init(sdev, srq, udata,
 					 slots_bytes + sizeof(u32) * depth);
@@ -149,9 +148,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	return 0;
 
 err_destroy:
-	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_SRQ,
-				    .index = srq->srqn };
-	shca_cmd_exec(sdev, &cmd);
+	shca_cmd_destroy_srq(sdev, srq->srqn);
 err_free:
 	shca_srq_free_mem(srq);
 	return err;
@@ -168,13 +165,9 @@ int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
 	struct shca_srq *srq = to_shca_srq(ibsrq);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_DESTROY_SRQ,
-		.index = srq->srqn,
-	};
 	int err;
 
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_destroy_srq(sdev, srq->srqn);
 	if (err)
 		return err;
 	xa_erase_irq(&sdev->srqs, srq->srqn);
@@ -200,10 +193,6 @@ int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 {
 	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
 	struct shca_srq *srq = to_shca_srq(ibsrq);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_MODIFY_SRQ,
-		.index = srq->srqn,
-	};
 	int err;
 
 	err = shca_check_no_udata(sdev, udata);
@@ -215,8 +204,7 @@ int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	}
 	if (!(mask & IB_SRQ_LIMIT))
 		return 0;
-	cmd.in.srq_limit = attr->srq_limit;
-	return shca_cmd_exec(sdev, &cmd);
+	return shca_cmd_modify_srq(sdev, srq->srqn, attr->srq_limit);
 }
 
 /**
@@ -229,18 +217,15 @@ int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct shca_srq *srq = to_shca_srq(ibsrq);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_QUERY_SRQ,
-		.index = srq->srqn,
-	};
+	struct shca_hw_srq_query q;
 	int err;
 
-	err = shca_cmd_exec(to_shca_dev(ibsrq->device), &cmd);
+	err = shca_cmd_query_srq(to_shca_dev(ibsrq->device), srq->srqn, &q);
 	if (err)
 		return err;
 	attr->max_wr = 1U << srq->log_depth;
 	attr->max_sge = srq->max_sge;
-	attr->srq_limit = cmd.out.srq.limit;
+	attr->srq_limit = q.limit;
 	return 0;
 }
 

@@ -127,14 +127,11 @@ int shca_query_port(struct ib_device *ibdev, u32 port_num,
 		    struct ib_port_attr *attr)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_QUERY_PORT,
-		.port = port_num,
-	};
 	const struct shca_hw_caps *c = &sdev->caps;
+	struct shca_hw_port_attr port;
 	int err;
 
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_query_port(sdev, port_num, &port);
 	if (err)
 		return err;
 
@@ -142,12 +139,12 @@ int shca_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->pkey_tbl_len = c->max_pkeys;
 	attr->max_msg_sz = c->max_msg_sz;
 	attr->max_mtu = ib_mtu_int_to_enum(c->max_mtu);
-	attr->active_mtu = min(attr->max_mtu, iboe_get_mtu(cmd.out.port.mtu));
+	attr->active_mtu = min(attr->max_mtu, iboe_get_mtu(port.mtu));
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP |
 			       IB_PORT_VENDOR_CLASS_SUP;
 	attr->ip_gids = true;
 	attr->max_vl_num = 1;
-	if (cmd.out.port.link_up) {
+	if (port.link_up) {
 		attr->state = IB_PORT_ACTIVE;
 		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
 	} else {
@@ -225,20 +222,16 @@ int shca_query_gid(struct ib_device *ibdev, u32 port_num, int index,
 		   union ib_gid *gid)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_QUERY_GID,
-		.port = port_num,
-		.index = index,
-	};
+	struct shca_hw_gid_entry entry;
 	int err;
 
 	if (index < 0)
 		return -EINVAL;
-	err = shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_query_gid(sdev, port_num, index, &entry);
 	if (err)
 		return err;
-	if (cmd.out.gid.valid)
-		memcpy(gid->raw, cmd.out.gid.gid, sizeof(gid->raw));
+	if (entry.valid)
+		memcpy(gid->raw, entry.gid, sizeof(gid->raw));
 	else
 		memset(gid->raw, 0, sizeof(gid->raw));
 	return 0;
@@ -247,19 +240,15 @@ int shca_query_gid(struct ib_device *ibdev, u32 port_num, int index,
 static int shca_write_gid(const struct ib_gid_attr *attr, bool valid)
 {
 	struct shca_dev *sdev = to_shca_dev(attr->device);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_SET_GID,
-		.port = attr->port_num,
-		.index = attr->index,
-	};
+	struct shca_hw_gid_entry entry = {};
 
 	if (valid) {
-		cmd.in.gid.valid = true;
-		cmd.in.gid.type = attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP ?
-				  SHCA_HW_GID_ROCE_V2 : SHCA_HW_GID_ROCE_V1;
-		memcpy(cmd.in.gid.gid, attr->gid.raw, SHCA_HW_GID_LEN);
+		entry.valid = true;
+		entry.type = attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP ?
+			     SHCA_HW_GID_ROCE_V2 : SHCA_HW_GID_ROCE_V1;
+		memcpy(entry.gid, attr->gid.raw, SHCA_HW_GID_LEN);
 	}
-	return shca_cmd_exec(sdev, &cmd);
+	return shca_cmd_set_gid(sdev, attr->port_num, attr->index, &entry);
 }
 
 /**
@@ -298,18 +287,7 @@ int shca_del_gid(const struct ib_gid_attr *attr, void **context)
 int shca_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 		    u16 *pkey)
 {
-	struct shca_dev *sdev = to_shca_dev(ibdev);
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_QUERY_PKEY,
-		.port = port_num,
-		.index = index,
-	};
-	int err;
-
-	err = shca_cmd_exec(sdev, &cmd);
-	if (!err)
-		*pkey = cmd.out.pkey;
-	return err;
+	return shca_cmd_query_pkey(to_shca_dev(ibdev), port_num, index, pkey);
 }
 
 /**
@@ -322,17 +300,12 @@ int shca_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibpd->device);
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_ALLOC_PD };
 	int err;
 
 	err = shca_check_no_udata(sdev, udata);
 	if (err)
 		return err;
-	err = shca_cmd_exec(sdev, &cmd);
-	if (err)
-		return err;
-	to_shca_pd(ibpd)->pdn = cmd.out.pdn;
-	return 0;
+	return shca_cmd_alloc_pd(sdev, &to_shca_pd(ibpd)->pdn);
 }
 
 /**
@@ -344,10 +317,6 @@ int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
  */
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	struct shca_hw_cmd cmd = {
-		.opcode = SHCA_CMD_DEALLOC_PD,
-		.in.pdn = to_shca_pd(ibpd)->pdn,
-	};
-
-	return shca_cmd_exec(to_shca_dev(ibpd->device), &cmd);
+	return shca_cmd_dealloc_pd(to_shca_dev(ibpd->device),
+				   to_shca_pd(ibpd)->pdn);
 }
