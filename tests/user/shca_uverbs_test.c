@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,15 @@ static void traffic_ok(const char *name)
 
 /* --- udata -------------------------------------------------------------- */
 
+/*
+ * The driver data rules (Documentation/userspace.rst): a command may be
+ * as short as the fields the kernel needs (an older provider's) or longer
+ * with zeros beyond what it knows (a newer one's); a response buffer of
+ * any size gets the response cut to it, and zeros past its end.
+ */
+#define FILL	0xa5
+#define FILL32	0xa5a5a5a5U
+
 struct cq_cmd {
 	struct ibv_create_cq ibv_cmd;
 	struct shca_create_cq_cmd drv;
@@ -287,7 +297,14 @@ struct cq_cmd {
 struct cq_resp {
 	struct ib_uverbs_create_cq_resp ibv_resp;
 	struct shca_create_cq_resp drv;
+	uint32_t extra[4];
 };
+
+/* The response as the kernel knows it, without a newer provider's tail. */
+#define CQ_RESP_SIZE	offsetof(struct cq_resp, extra)
+/* The fewest driver data bytes a create command takes: its comp_mask. */
+#define CREATE_CMD_MIN	(offsetof(struct shca_create_cq_cmd, comp_mask) + \
+			 sizeof(uint32_t))
 
 static int raw_cq(struct ibv_context *ctx, struct verbs_cq *vcq,
 		  struct cq_cmd *cmd, size_t cmd_size, struct cq_resp *resp,
@@ -298,8 +315,20 @@ static int raw_cq(struct ibv_context *ctx, struct verbs_cq *vcq,
 				 cmd_size, &resp->ibv_resp, resp_size);
 }
 
-/* GET_CONTEXT through write(2) on a fresh file: driver data checked. */
-static int raw_get_context(int extra_in, int short_out)
+/* How raw_get_context() sizes its driver data. */
+enum {
+	IN_NONE,		/* none, as libshca */
+	IN_ZEROS,		/* 16 bytes of zeros: a newer provider's */
+	IN_UNKNOWN,		/* 16 bytes, not all zero */
+};
+
+/*
+ * GET_CONTEXT through write(2) on a fresh file: driver data checked.
+ * @out_delta: bytes more (or fewer) of response buffer than the response.
+ * Returns 0 or an errno; on success *@tail_zero says whether the bytes
+ * past the response came back zero.
+ */
+static int raw_get_context(int in, int out_delta, int *tail_zero)
 {
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
@@ -309,7 +338,9 @@ static int raw_get_context(int extra_in, int short_out)
 	struct {
 		struct ib_uverbs_get_context_resp core;
 		struct shca_alloc_ucontext_resp drv;
+		uint64_t extra[2];
 	} resp;
+	size_t resp_size = offsetof(typeof(resp), extra) + out_delta;
 	char path[64], name[64];
 	int fd, i, ret = -1;
 	FILE *f;
@@ -330,18 +361,22 @@ static int raw_get_context(int extra_in, int short_out)
 	fd = open(path, O_RDWR);
 	if (fd < 0)
 		die(path);
+	memset(&resp, FILL, sizeof(resp));
 	req.hdr.command = IB_USER_VERBS_CMD_GET_CONTEXT;
 	req.hdr.in_words = (sizeof(req.hdr) + sizeof(req.cmd) +
-			    (extra_in ? sizeof(req.drv) : 0)) / 4;
-	req.hdr.out_words = (sizeof(resp) - (short_out ? 8 : 0)) / 4;
+			    (in != IN_NONE ? sizeof(req.drv) : 0)) / 4;
+	req.hdr.out_words = resp_size / 4;
 	req.cmd.response = (uintptr_t)&resp;
-	if (extra_in)
+	if (in == IN_UNKNOWN)
 		req.drv[1] = 0xdeadbeef;
 	if (write(fd, &req, req.hdr.in_words * 4) == req.hdr.in_words * 4)
 		ret = 0;
 	else
 		ret = errno;
 	close(fd);
+	if (tail_zero)
+		*tail_zero = out_delta > 0 && !resp.extra[0] &&
+			     (out_delta <= 8 || !resp.extra[1]);
 	return ret;
 }
 
@@ -354,47 +389,80 @@ static void test_udata(void)
 	struct cq_cmd cmd = {};
 	struct cq_resp resp;
 	struct verbs_cq vcq;
-	int ret;
+	int ret, zero;
 
 	if (!pd || !cq)
 		die("udata resources");
-	ret = raw_get_context(1, 0);
+	ret = raw_get_context(IN_UNKNOWN, 0, NULL);
 	CHECK(ret == EOPNOTSUPP, "get_context_unknown_trailing_data",
 	      "got %s", strerror(ret));
-	ret = raw_get_context(0, 1);
-	CHECK(ret == EINVAL, "get_context_short_response", "got %s",
+	ret = raw_get_context(IN_ZEROS, 0, NULL);
+	CHECK(ret == 0, "get_context_newer_provider_zeros", "got %s",
 	      strerror(ret));
-	ret = raw_get_context(0, 0);
+	/* An older provider's shorter response buffer gets what fits. */
+	ret = raw_get_context(IN_NONE, -8, NULL);
+	CHECK(ret == 0, "get_context_older_provider_short_response",
+	      "got %s", strerror(ret));
+	ret = raw_get_context(IN_NONE, 16, &zero);
+	CHECK(ret == 0 && zero, "get_context_newer_provider_long_response",
+	      "got %s, tail %s", strerror(ret), zero ? "zero" : "not zero");
+	ret = raw_get_context(IN_NONE, 0, NULL);
 	CHECK(ret == 0, "get_context_right_sizes", "got %s", strerror(ret));
 
-	ret = raw_cq(ctx, &vcq, &cmd, core, &resp, sizeof(resp));
+	/* Commands: too short, the minimum, reserved and unknown bits. */
+	ret = raw_cq(ctx, &vcq, &cmd, core, &resp, CQ_RESP_SIZE);
 	CHECK(ret == EINVAL, "create_cq_no_driver_data", "got %s",
 	      strerror(ret));
-	ret = raw_cq(ctx, &vcq, &cmd, core + 4, &resp, sizeof(resp));
-	CHECK(ret == EINVAL, "create_cq_short_driver_data", "got %s",
+	ret = raw_cq(ctx, &vcq, &cmd, core + CREATE_CMD_MIN, &resp,
+		     CQ_RESP_SIZE);
+	CHECK(ret == 0 && resp.drv.mmap_len,
+	      "create_cq_older_provider_minimum_command", "got %s",
 	      strerror(ret));
+	if (!ret)
+		ibv_cmd_destroy_cq(&vcq.cq);
+	cmd.drv.comp_mask = 1;
+	ret = raw_cq(ctx, &vcq, &cmd, core + CREATE_CMD_MIN, &resp,
+		     CQ_RESP_SIZE);
+	CHECK(ret == EOPNOTSUPP, "create_cq_minimum_command_comp_mask_set",
+	      "got %s", strerror(ret));
+	cmd.drv.comp_mask = 0;
 	cmd.drv.reserved = 1;
-	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, sizeof(resp));
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, CQ_RESP_SIZE);
 	CHECK(ret == EOPNOTSUPP, "create_cq_reserved_set", "got %s",
 	      strerror(ret));
 	cmd.drv.reserved = 0;
 	cmd.drv.comp_mask = 1;
-	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, sizeof(resp));
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, CQ_RESP_SIZE);
 	CHECK(ret == EOPNOTSUPP, "create_cq_comp_mask_set", "got %s",
 	      strerror(ret));
 	cmd.drv.comp_mask = 0;
 	cmd.extra[2] = 7;
-	ret = raw_cq(ctx, &vcq, &cmd, sizeof(cmd), &resp, sizeof(resp));
-	CHECK(ret == EOPNOTSUPP, "create_cq_unknown_trailing_data", "got %s",
-	      strerror(ret));
+	ret = raw_cq(ctx, &vcq, &cmd, sizeof(cmd), &resp, CQ_RESP_SIZE);
+	CHECK(ret == EOPNOTSUPP, "create_cq_newer_provider_unknown_data",
+	      "got %s", strerror(ret));
 	cmd.extra[2] = 0;
-	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, sizeof(resp) - 4);
-	CHECK(ret == EINVAL, "create_cq_short_response", "got %s",
-	      strerror(ret));
 	/* Zeros past the known fields are fine: a newer library's. */
-	ret = raw_cq(ctx, &vcq, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	ret = raw_cq(ctx, &vcq, &cmd, sizeof(cmd), &resp, CQ_RESP_SIZE);
 	CHECK(ret == 0 && resp.drv.log_depth >= 4 && resp.drv.mmap_len,
-	      "create_cq_trailing_zeros", "got %s", strerror(ret));
+	      "create_cq_newer_provider_zeros", "got %s", strerror(ret));
+	if (!ret)
+		ibv_cmd_destroy_cq(&vcq.cq);
+
+	/* Responses: an older provider's is cut, a newer one's zero-filled. */
+	memset(&resp, FILL, sizeof(resp));
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, CQ_RESP_SIZE - 4);
+	CHECK(ret == 0 && resp.drv.mmap_len != FILL32 &&
+	      resp.drv.cqn != FILL32 && resp.drv.log_depth == FILL32,
+	      "create_cq_older_provider_short_response",
+	      "got %s, cqn %#x, log_depth %#x", strerror(ret), resp.drv.cqn,
+	      resp.drv.log_depth);
+	if (!ret)
+		ibv_cmd_destroy_cq(&vcq.cq);
+	memset(&resp, FILL, sizeof(resp));
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, sizeof(resp));
+	CHECK(ret == 0 && resp.drv.log_depth >= 4 && !resp.extra[0] &&
+	      !resp.extra[3], "create_cq_newer_provider_long_response",
+	      "got %s, extra %#x", strerror(ret), resp.extra[0]);
 	if (!ret)
 		ibv_cmd_destroy_cq(&vcq.cq);
 
@@ -403,11 +471,13 @@ static void test_udata(void)
 		struct {
 			struct ibv_create_qp ibv_cmd;
 			struct shca_create_qp_cmd drv;
+			uint32_t extra[2];
 		} qcmd = {};
 		struct {
 			struct ib_uverbs_create_qp_resp ibv_resp;
 			struct shca_create_qp_resp drv;
 		} qresp;
+		size_t qcore = sizeof(qcmd.ibv_cmd);
 		struct ibv_qp_init_attr_ex attr = {
 			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 			.cap = { 8, 8, 1, 1, 0 },
@@ -416,22 +486,48 @@ static void test_udata(void)
 		struct verbs_qp vqp = {};
 
 		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
-					   sizeof(qcmd) - 4, &qresp.ibv_resp,
+					   qcore, &qresp.ibv_resp,
 					   sizeof(qresp));
-		CHECK(ret == EINVAL, "create_qp_short_driver_data", "got %s",
+		CHECK(ret == EINVAL, "create_qp_no_driver_data", "got %s",
 		      strerror(ret));
+		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
+					   qcore + CREATE_CMD_MIN,
+					   &qresp.ibv_resp, sizeof(qresp));
+		CHECK(ret == 0, "create_qp_older_provider_minimum_command",
+		      "got %s", strerror(ret));
+		if (!ret)
+			ibv_cmd_destroy_qp(&vqp.qp);
 		qcmd.drv.reserved = 0x100;
 		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
-					   sizeof(qcmd), &qresp.ibv_resp,
+					   qcore + 8, &qresp.ibv_resp,
 					   sizeof(qresp));
 		CHECK(ret == EOPNOTSUPP, "create_qp_reserved_set", "got %s",
 		      strerror(ret));
 		qcmd.drv.reserved = 0;
+		qcmd.extra[1] = 1;
 		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
 					   sizeof(qcmd), &qresp.ibv_resp,
-					   sizeof(qresp) - 8);
-		CHECK(ret == EINVAL, "create_qp_short_response", "got %s",
+					   sizeof(qresp));
+		CHECK(ret == EOPNOTSUPP, "create_qp_newer_provider_unknown_data",
+		      "got %s", strerror(ret));
+		qcmd.extra[1] = 0;
+		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
+					   sizeof(qcmd), &qresp.ibv_resp,
+					   sizeof(qresp));
+		CHECK(ret == 0, "create_qp_newer_provider_zeros", "got %s",
 		      strerror(ret));
+		if (!ret)
+			ibv_cmd_destroy_qp(&vqp.qp);
+		memset(&qresp, FILL, sizeof(qresp));
+		ret = ibv_cmd_create_qp_ex(ctx, &vqp, &attr, &qcmd.ibv_cmd,
+					   qcore + 8, &qresp.ibv_resp,
+					   sizeof(qresp) - 8);
+		CHECK(ret == 0 && qresp.drv.max_inline != FILL32 &&
+		      qresp.drv.reserved2 == FILL32,
+		      "create_qp_older_provider_short_response", "got %s",
+		      strerror(ret));
+		if (!ret)
+			ibv_cmd_destroy_qp(&vqp.qp);
 	}
 	{
 		struct {
@@ -457,6 +553,13 @@ static void test_udata(void)
 					 sizeof(sresp));
 		CHECK(ret == EINVAL, "create_srq_no_driver_data", "got %s",
 		      strerror(ret));
+		ret = ibv_cmd_create_srq(pd, &vsrq.srq, &attr, &scmd.ibv_cmd,
+					 sizeof(scmd) - 8 + CREATE_CMD_MIN,
+					 &sresp.ibv_resp, sizeof(sresp) - 8);
+		CHECK(ret == 0, "create_srq_older_provider", "got %s",
+		      strerror(ret));
+		if (!ret)
+			ibv_cmd_destroy_srq(&vsrq.srq);
 	}
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

@@ -9,12 +9,22 @@
  * provider library (libshca) writes WQEs and reads CQEs in them itself,
  * and the device reads and writes them as it does a kernel consumer's.
  *
- * Rules of the driver data: a command struct shorter than its definition
- * is refused with EINVAL; a longer one only if the bytes beyond are zero
- * (else EOPNOTSUPP), so an older kernel can tell a newer provider's
- * requests it does not know.  Every reserved field and comp_mask must be
- * zero.  A response buffer shorter than the response is refused with
- * EINVAL.
+ * Rules of the driver data, so that either side can grow:
+ *  - A command may be shorter than its struct, down to the end of the last
+ *    field the kernel needs (for the create commands, comp_mask); fields
+ *    not passed read as zero.  Shorter than that: EINVAL.
+ *  - A command may be longer than the kernel's struct if every byte beyond
+ *    is zero; else EOPNOTSUPP, so an older kernel refuses a newer
+ *    provider's request it does not know instead of ignoring it.
+ *  - Reserved fields must be zero, and comp_mask may hold only the bits
+ *    the kernel knows (none so far); else EOPNOTSUPP.
+ *  - A response is cut to the provider's buffer if that is shorter; if it
+ *    is longer, the bytes past the response are zeroed.
+ *  - Fields are only ever added at the end of a struct or in place of a
+ *    reserved field, and one whose zero is a meaningful value comes with
+ *    a comp_mask bit that says it is there.
+ * Commands that define no driver data (PD, MR, AH, modify, resize) take
+ * none: any input or output buffer is EINVAL.
  *
  * Rings have a power-of-two number of fixed-size entries and free-running
  * 32-bit producer and consumer indices; entry i lives in slot
@@ -50,7 +60,8 @@ struct shca_alloc_ucontext_resp {
 
 /**
  * struct shca_create_cq_cmd - driver data of CREATE_CQ
- * @comp_mask: zero: no optional fields are defined
+ * @comp_mask: which optional fields follow; none are defined, so zero.
+ *	The kernel takes a command as short as this field.
  * @reserved: zero
  */
 struct shca_create_cq_cmd {
@@ -76,7 +87,7 @@ struct shca_create_cq_resp {
 
 /**
  * struct shca_create_qp_cmd - driver data of CREATE_QP
- * @comp_mask: zero
+ * @comp_mask: zero, as for struct shca_create_cq_cmd
  * @reserved: zero
  */
 struct shca_create_qp_cmd {
@@ -115,7 +126,7 @@ struct shca_create_qp_resp {
 
 /**
  * struct shca_create_srq_cmd - driver data of CREATE_SRQ
- * @comp_mask: zero
+ * @comp_mask: zero, as for struct shca_create_cq_cmd
  * @reserved: zero
  */
 struct shca_create_srq_cmd {

@@ -395,9 +395,9 @@ int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
 void shca_buf_release(void *buf, struct rdma_user_mmap_entry *mmap);
 int shca_udata_cmd(struct shca_dev *sdev, struct ib_udata *udata, void *cmd,
-		   size_t len);
+		   size_t size, size_t min_len);
 int shca_udata_create_cmd(struct shca_dev *sdev, struct ib_udata *udata,
-			  const char *what);
+			  const char *what, size_t min_len);
 int shca_udata_resp(struct shca_dev *sdev, struct ib_udata *udata,
 		    void *resp, size_t len);
 struct rdma_user_mmap_entry *shca_mmap_insert(struct ib_udata *udata,

@@ -112,7 +112,9 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	int err;
 
 	if (udata) {
-		err = shca_udata_create_cmd(sdev, udata, "CQ");
+		err = shca_udata_create_cmd(sdev, udata, "CQ",
+					    offsetofend(struct shca_create_cq_cmd,
+							comp_mask));
 		if (err)
 			return err;
 	}

@@ -155,7 +155,9 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	int err;
 
 	if (udata) {
-		err = shca_udata_create_cmd(sdev, udata, "QP");
+		err = shca_udata_create_cmd(sdev, udata, "QP",
+					    offsetofend(struct shca_create_qp_cmd,
+							comp_mask));
 		if (err)
 			return err;
 		if (init->qp_type == IB_QPT_GSI) {

@@ -82,7 +82,9 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	int err;
 
 	if (udata) {
-		err = shca_udata_create_cmd(sdev, udata, "SRQ");
+		err = shca_udata_create_cmd(sdev, udata, "SRQ",
+					    offsetofend(struct shca_create_srq_cmd,
+							comp_mask));
 		if (err)
 			return err;
 	}

@@ -17,56 +17,79 @@
 #include "shca.h"
 
 /**
- * shca_udata_cmd() - read a command's driver data
+ * shca_udata_cmd() - read a command's driver data, forward-compatibly
  * @sdev: the device
  * @udata: what the process passed
- * @cmd: filled in
- * @len: size of @cmd
+ * @cmd: filled in; the fields the process did not pass read as zero
+ * @size: size of @cmd, the command as this kernel knows it
+ * @min_len: the fewest bytes this kernel takes: offsetofend() of the last
+ *	field it needs
  *
- * Return: 0, -EINVAL when the process passed less than @len bytes,
- * -EOPNOTSUPP when it passed more and the bytes beyond are not zero, or
- * -EFAULT.
+ * An older provider may pass less than @size, down to @min_len: the fields
+ * it did not pass are zero.  A newer one may pass more, as long as every
+ * byte beyond @size is zero: a field this kernel does not know must be
+ * left unset.
+ *
+ * Return: 0, -EINVAL when the process passed less than @min_len bytes,
+ * -EOPNOTSUPP when it passed more than @size and the bytes beyond are not
+ * zero, or -EFAULT.
  */
 int shca_udata_cmd(struct shca_dev *sdev, struct ib_udata *udata, void *cmd,
-		   size_t len)
+		   size_t size, size_t min_len)
 {
-	if (udata->inlen < len) {
-		shca_dbg(sdev, "driver data of %zu bytes, %zu expected\n",
-			 udata->inlen, len);
+	if (udata->inlen < min_len) {
+		shca_dbg(sdev, "driver data of %zu bytes, at least %zu expected\n",
+			 udata->inlen, min_len);
 		return -EINVAL;
 	}
-	if (udata->inlen > len &&
-	    !ib_is_udata_cleared(udata, len, udata->inlen - len)) {
-		shca_dbg(sdev, "unknown driver data after %zu bytes\n", len);
+	if (udata->inlen > size &&
+	    !ib_is_udata_cleared(udata, size, udata->inlen - size)) {
+		shca_dbg(sdev, "unknown driver data after %zu bytes\n", size);
 		return -EOPNOTSUPP;
 	}
-	return ib_copy_from_udata(cmd, udata, len) ? -EFAULT : 0;
+	if (!size)
+		return 0;
+	memset(cmd, 0, size);
+	return ib_copy_from_udata(cmd, udata, min(size, udata->inlen)) ?
+	       -EFAULT : 0;
 }
+
+/* Create commands: comp_mask bits this kernel knows (none yet). */
+#define SHCA_CREATE_CMD_COMP_MASK_KNOWN	0U
 
 /**
  * shca_udata_create_cmd() - read and check a create command's driver data
  * @sdev: the device
  * @udata: what the process passed
  * @what: "CQ", "QP" or "SRQ", for the debug message
+ * @min_len: the fewest bytes the caller takes, as for shca_udata_cmd()
  *
  * struct shca_create_cq_cmd, shca_create_qp_cmd and shca_create_srq_cmd
- * are alike: a comp_mask and a reserved word, both zero so far.
+ * are alike so far: a comp_mask, no bit of which is defined, and a
+ * reserved word that must be zero.  A comp_mask bit this kernel does not
+ * know is refused, so a provider learns that the kernel is older than the
+ * feature it asked for.
  *
- * Return: 0, -EOPNOTSUPP for a bit set in either, or what
- * shca_udata_cmd() returns.
+ * Return: 0, -EOPNOTSUPP for an unknown comp_mask bit or a reserved bit
+ * set, or what shca_udata_cmd() returns.
  */
 int shca_udata_create_cmd(struct shca_dev *sdev, struct ib_udata *udata,
-			  const char *what)
+			  const char *what, size_t min_len)
 {
 	struct shca_create_cq_cmd ucmd;
 	int err;
 
 	BUILD_BUG_ON(sizeof(struct shca_create_qp_cmd) != sizeof(ucmd) ||
 		     sizeof(struct shca_create_srq_cmd) != sizeof(ucmd));
-	err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd));
+	BUILD_BUG_ON(offsetof(struct shca_create_qp_cmd, reserved) !=
+		     offsetof(struct shca_create_cq_cmd, reserved) ||
+		     offsetof(struct shca_create_srq_cmd, reserved) !=
+		     offsetof(struct shca_create_cq_cmd, reserved));
+	err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd), min_len);
 	if (err)
 		return err;
-	if (ucmd.comp_mask || ucmd.reserved) {
+	if ((ucmd.comp_mask & ~SHCA_CREATE_CMD_COMP_MASK_KNOWN) ||
+	    ucmd.reserved) {
 		shca_dbg(sdev, "%s: comp_mask %#x, reserved %#x\n", what,
 			 ucmd.comp_mask, ucmd.reserved);
 		return -EOPNOTSUPP;
@@ -75,23 +98,31 @@ int shca_udata_create_cmd(struct shca_dev *sdev, struct ib_udata *udata,
 }
 
 /**
- * shca_udata_resp() - write a command's driver response
+ * shca_udata_resp() - write a command's driver response, forward-compatibly
  * @sdev: the device
  * @udata: what the process passed
  * @resp: the response
- * @len: its size
+ * @len: its size, the response as this kernel knows it
  *
- * Return: 0, -EINVAL when the process's buffer is too small, or -EFAULT.
+ * An older provider's buffer may be shorter than @len: it gets the
+ * response cut to its buffer, the fields it knows.  A newer one's may be
+ * longer: the bytes beyond @len are zeroed, so a field this kernel does
+ * not know reads as zero.
+ *
+ * Return: 0 or -EFAULT.
  */
 int shca_udata_resp(struct shca_dev *sdev, struct ib_udata *udata,
 		    void *resp, size_t len)
 {
-	if (udata->outlen < len) {
-		shca_dbg(sdev, "response buffer of %zu bytes, %zu needed\n",
-			 udata->outlen, len);
-		return -EINVAL;
-	}
-	return ib_copy_to_udata(udata, resp, len) ? -EFAULT : 0;
+	if (udata->outlen < len)
+		shca_dbg(sdev, "response of %zu bytes cut to %zu\n", len,
+			 udata->outlen);
+	if (ib_copy_to_udata(udata, resp, min(len, udata->outlen)))
+		return -EFAULT;
+	if (udata->outlen > len &&
+	    clear_user(udata->outbuf + len, udata->outlen - len))
+		return -EFAULT;
+	return 0;
 }
 
 /**
@@ -113,7 +144,7 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	};
 	int err;
 
-	err = shca_udata_cmd(sdev, udata, NULL, 0);
+	err = shca_udata_cmd(sdev, udata, NULL, 0, 0);
 	if (err)
 		return err;
 	return shca_udata_resp(sdev, udata, &resp, sizeof(resp));
