@@ -445,18 +445,20 @@ void shca_srq_free_slot(struct shca_srq *srq, u32 slot);
 /* shca_mr.c */
 struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
-int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-		   struct ib_udata *udata);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
-int shca_destroy_ah(struct ib_ah *ibah, u32 flags);
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
-int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt, int access, struct ib_udata *udata);
+
+/* shca_ah.c */
 void shca_av_from_ah_attr(struct shca_hw_av *av,
 			  const struct rdma_ah_attr *attr);
+int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		   struct ib_udata *udata);
+int shca_destroy_ah(struct ib_ah *ibah, u32 flags);
+int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 
 /* shca_res.c */
 void shca_res_init(void);

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: memory regions and address handles.
+ * shca: memory regions.
  *
  * Every MR is an entry of the device's memory protection table.  DMA MRs
  * translate kernel addresses as they are (shca uses virtual DMA: a "DMA
  * address" is a kernel virtual address).  Fast-registration MRs get their
  * page list from map_mr_sg() and become valid when a REG_MR work request
  * executes.  User MRs pin the pages with ib_umem and hand the device their
- * page list at once.  An address handle is host memory only: UD WQEs carry
- * a copy of its address vector.
+ * page list at once.
  */
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
@@ -230,65 +229,5 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	shca_mr_free(to_shca_dev(ibmr->device), to_shca_mr(ibmr));
-	return 0;
-}
-
-/**
- * shca_create_ah() - create an address handle
- * @ibah: the object ib_core allocated
- * @init: the address
- * @udata: must carry nothing
- *
- * Never sleeps.
- *
- * Return: 0, or -EINVAL for an address without a GRH.
- */
-int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-		   struct ib_udata *udata)
-{
-	struct shca_dev *sdev = to_shca_dev(ibah->device);
-	int err;
-
-	err = shca_check_no_udata(sdev, udata);
-	if (err)
-		return err;
-	if (!(rdma_ah_get_ah_flags(init->ah_attr) & IB_AH_GRH)) {
-		shca_dbg(sdev, "RoCE address handle without a GRH\n");
-		return -EINVAL;
-	}
-	shca_av_from_ah_attr(&to_shca_ah(ibah)->av, init->ah_attr);
-	return 0;
-}
-
-/**
- * shca_query_ah() - read an address handle back
- * @ibah: the AH
- * @attr: filled in
- *
- * Return: 0.
- */
-int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
-{
-	struct shca_hw_av *av = &to_shca_ah(ibah)->av;
-
-	memset(attr, 0, sizeof(*attr));
-	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(attr, 1);
-	rdma_ah_set_sl(attr, av->sl);
-	rdma_ah_set_grh(attr, NULL, av->flow_label, av->sgid_index,
-			av->hop_limit, av->traffic_class);
-	rdma_ah_set_dgid_raw(attr, av->dgid);
-	return 0;
-}
-
-/**
- * shca_destroy_ah() - destroy an address handle
- * @ibah: the AH
- * @flags: unused
- *
- * Return: 0.
- */
-int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
-{
 	return 0;
 }

@@ -292,25 +292,6 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/**
- * shca_av_from_ah_attr() - the device's address vector for an ib_core one
- * @av: filled in
- * @attr: the address; RoCE addresses always carry a GRH
- */
-void shca_av_from_ah_attr(struct shca_hw_av *av,
-			  const struct rdma_ah_attr *attr)
-{
-	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
-
-	memset(av, 0, sizeof(*av));
-	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
-	av->flow_label = grh->flow_label;
-	av->sgid_index = grh->sgid_index;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->sl = rdma_ah_get_sl(attr);
-}
-
 /* The device's attributes for ib_core's, and the mask of those written. */
 static int shca_modify_to_hw(struct shca_dev *sdev, struct shca_qp *qp,
 			     const struct ib_qp_attr *attr, int mask,
