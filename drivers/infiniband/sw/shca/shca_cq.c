@@ -223,8 +223,7 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return err;
 	if (cq->user) {
 		/* The process has the old ring mapped and polls it. */
-		shca_dbg(sdev, "CQ %u: a process's CQ cannot be resized\n",
-			 cq->cqn);
+		shca_cq_dbg(cq, "a process's CQ cannot be resized\n");
 		return -EOPNOTSUPP;
 	}
 	if (cqe < 1 || cqe > sdev->caps.max_cqe) {

@@ -313,8 +313,7 @@ static int shca_modify_to_hw(struct shca_dev *sdev, struct shca_qp *qp,
 	}
 	if (mask & IB_QP_AV) {
 		if (!(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH)) {
-			shca_dbg(sdev, "QP %u: RoCE path without a GRH\n",
-				 qp->qpn);
+			shca_qp_dbg(qp, "RoCE path without a GRH\n");
 			return -EINVAL;
 		}
 		m |= SHCA_QP_ATTR_AV;
@@ -335,8 +334,7 @@ static int shca_modify_to_hw(struct shca_dev *sdev, struct shca_qp *qp,
 	if (mask & IB_QP_PATH_MTU) {
 		if (attr->path_mtu < IB_MTU_256 ||
 		    ib_mtu_enum_to_int(attr->path_mtu) > sdev->caps.max_mtu) {
-			shca_dbg(sdev, "QP %u: bad path MTU %d\n", qp->qpn,
-				 attr->path_mtu);
+			shca_qp_dbg(qp, "bad path MTU %d\n", attr->path_mtu);
 			return -EINVAL;
 		}
 		m |= SHCA_QP_ATTR_MTU;
@@ -432,8 +430,7 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EOPNOTSUPP;
 	if (mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | IB_QP_RATE_LIMIT |
 		    IB_QP_CAP)) {
-		shca_dbg(sdev, "QP %u: unsupported attributes %#x\n", qp->qpn,
-			 mask);
+		shca_qp_dbg(qp, "unsupported attributes %#x\n", mask);
 		return -EOPNOTSUPP;
 	}
 	/* The device may have moved the QP to SQE or ERR on its own. */
@@ -442,18 +439,18 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return err;
 	cur = q.attr.state;
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
-		shca_dbg(sdev, "QP %u: current state is %d, not %d\n",
-			 qp->qpn, cur, attr->cur_qp_state);
+		shca_qp_dbg(qp, "current state is %d, not %d\n", cur,
+			    attr->cur_qp_state);
 		return -EINVAL;
 	}
 	next = mask & IB_QP_STATE ? attr->qp_state : cur;
 	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
-		shca_dbg(sdev, "QP %u: %d -> %d with mask %#x not allowed\n",
-			 qp->qpn, cur, next, mask);
+		shca_qp_dbg(qp, "%d -> %d with mask %#x not allowed\n", cur,
+			    next, mask);
 		return -EINVAL;
 	}
 	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
-		shca_dbg(sdev, "QP %u: bad port %u\n", qp->qpn, attr->port_num);
+		shca_qp_dbg(qp, "bad port %u\n", attr->port_num);
 		return -EINVAL;
 	}
 	if ((mask & IB_QP_PKEY_INDEX) &&

@@ -201,7 +201,7 @@ int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if (err)
 		return err;
 	if (mask & IB_SRQ_MAX_WR) {
-		shca_dbg(sdev, "SRQ %u: resize not supported\n", srq->srqn);
+		shca_srq_dbg(srq, "resize not supported\n");
 		return -EOPNOTSUPP;
 	}
 	if (!(mask & IB_SRQ_LIMIT))
