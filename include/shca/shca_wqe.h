@@ -11,6 +11,11 @@
  * members addr (u64), length (u32) and lkey (u32), by defining
  * shca_wr_sge before it includes this header (the kernel: ib_sge,
  * libshca: ibv_sge).  It needs memset(), memcpy() and offsetof().
+ *
+ * The kernel's IB_WR_* and libibverbs' IBV_WR_* opcodes carry the same
+ * names: an includer that defines SHCA_WR_OPCODE(name) as its opcode of
+ * that name gets shca_wr_opcode(), and with SHCA_WR_OPCODE_LOCAL_INV and
+ * SHCA_WR_OPCODE_REG_MR defined too, the two opcodes only kernel QPs have.
  */
 #ifndef SHCA_WQE_H
 #define SHCA_WQE_H
@@ -96,6 +101,39 @@ static inline int shca_wqe_op_inline(__u32 opcode)
 
 	return op && op->inline_ok;
 }
+
+#ifdef SHCA_WR_OPCODE
+/* The device's opcode for the includer's @op; SHCA_WQE_NUM_OPCODES if none. */
+static inline __u32 shca_wr_opcode(int op)
+{
+	switch (op) {
+	case SHCA_WR_OPCODE(SEND):
+		return SHCA_WQE_SEND;
+	case SHCA_WR_OPCODE(SEND_WITH_IMM):
+		return SHCA_WQE_SEND_IMM;
+	case SHCA_WR_OPCODE(SEND_WITH_INV):
+		return SHCA_WQE_SEND_INV;
+	case SHCA_WR_OPCODE(RDMA_WRITE):
+		return SHCA_WQE_RDMA_WRITE;
+	case SHCA_WR_OPCODE(RDMA_WRITE_WITH_IMM):
+		return SHCA_WQE_RDMA_WRITE_IMM;
+	case SHCA_WR_OPCODE(RDMA_READ):
+		return SHCA_WQE_RDMA_READ;
+	case SHCA_WR_OPCODE(ATOMIC_CMP_AND_SWP):
+		return SHCA_WQE_ATOMIC_CS;
+	case SHCA_WR_OPCODE(ATOMIC_FETCH_AND_ADD):
+		return SHCA_WQE_ATOMIC_FA;
+#if defined(SHCA_WR_OPCODE_LOCAL_INV) && defined(SHCA_WR_OPCODE_REG_MR)
+	case SHCA_WR_OPCODE_LOCAL_INV:
+		return SHCA_WQE_LOCAL_INV;
+	case SHCA_WR_OPCODE_REG_MR:
+		return SHCA_WQE_REG_MR;
+#endif
+	default:
+		return SHCA_WQE_NUM_OPCODES;
+	}
+}
+#endif
 
 /* Start a send WQE: its header zeroed, then @opcode and @flags (SHCA_WQE_F_*). */
 static inline void shca_wqe_start(struct shca_hw_send_wqe *w, __u8 opcode,

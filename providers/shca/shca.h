@@ -16,8 +16,12 @@
 #include <infiniband/kern-abi.h>
 #include <rdma/shca-abi.h>
 
-/* The data path shared with the kernel (include/shca/). */
-#define shca_wr_sge ibv_sge
+/*
+ * The data path shared with the kernel (include/shca/).  A process has no
+ * fast registration or local invalidation: no SHCA_WR_OPCODE_REG_MR.
+ */
+#define shca_wr_sge		ibv_sge
+#define SHCA_WR_OPCODE(name)	IBV_WR_##name
 #include "shca_wq.h"
 #include "shca_wqe.h"
 

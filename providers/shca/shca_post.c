@@ -21,36 +21,10 @@ int shca_ring_sq(struct shca_qp *qp)
 	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
 }
 
-/* The device's opcode for @op, or SHCA_WQE_NUM_OPCODES for one it lacks. */
-static uint32_t shca_wr_to_wqe_opcode(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:
-		return SHCA_WQE_SEND;
-	case IBV_WR_SEND_WITH_IMM:
-		return SHCA_WQE_SEND_IMM;
-	case IBV_WR_SEND_WITH_INV:
-		return SHCA_WQE_SEND_INV;
-	case IBV_WR_RDMA_WRITE:
-		return SHCA_WQE_RDMA_WRITE;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return SHCA_WQE_RDMA_WRITE_IMM;
-	case IBV_WR_RDMA_READ:
-		return SHCA_WQE_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return SHCA_WQE_ATOMIC_CS;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return SHCA_WQE_ATOMIC_FA;
-	default:
-		/* No fast registration or local invalidation for a process. */
-		return SHCA_WQE_NUM_OPCODES;
-	}
-}
-
 static int shca_build_send(struct shca_qp *qp, struct shca_hw_send_wqe *w,
 			   const struct ibv_send_wr *wr)
 {
-	uint32_t opcode = shca_wr_to_wqe_opcode(wr->opcode);
+	uint32_t opcode = shca_wr_opcode(wr->opcode);
 
 	if (!shca_wqe_op_ok(shca_qp_svc(qp->vqp.qp.qp_type), opcode) ||
 	    wr->num_sge < 0)

@@ -14,7 +14,10 @@
 
 #include "shca.h"
 
-#define shca_wr_sge ib_sge
+#define shca_wr_sge			ib_sge
+#define SHCA_WR_OPCODE(name)		IB_WR_##name
+#define SHCA_WR_OPCODE_LOCAL_INV	IB_WR_LOCAL_INV
+#define SHCA_WR_OPCODE_REG_MR		IB_WR_REG_MR
 #include "shca_wqe.h"
 
 /* The transport service of a QP type, for shca_wqe_op_ok(). */
@@ -27,35 +30,6 @@ static u32 shca_qp_svc(enum ib_qp_type type)
 		return SHCA_WQE_SVC_UC;
 	default:
 		return SHCA_WQE_SVC_UD;
-	}
-}
-
-/* The device's opcode for @op, or SHCA_WQE_NUM_OPCODES for one it lacks. */
-static u32 shca_wr_to_wqe_opcode(enum ib_wr_opcode op)
-{
-	switch (op) {
-	case IB_WR_SEND:
-		return SHCA_WQE_SEND;
-	case IB_WR_SEND_WITH_IMM:
-		return SHCA_WQE_SEND_IMM;
-	case IB_WR_SEND_WITH_INV:
-		return SHCA_WQE_SEND_INV;
-	case IB_WR_RDMA_WRITE:
-		return SHCA_WQE_RDMA_WRITE;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return SHCA_WQE_RDMA_WRITE_IMM;
-	case IB_WR_RDMA_READ:
-		return SHCA_WQE_RDMA_READ;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return SHCA_WQE_ATOMIC_CS;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return SHCA_WQE_ATOMIC_FA;
-	case IB_WR_LOCAL_INV:
-		return SHCA_WQE_LOCAL_INV;
-	case IB_WR_REG_MR:
-		return SHCA_WQE_REG_MR;
-	default:
-		return SHCA_WQE_NUM_OPCODES;
 	}
 }
 
@@ -86,7 +60,7 @@ static int shca_build_send(struct shca_qp *qp, const struct ib_send_wr *wr,
 			   struct shca_hw_send_wqe *w)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
-	u32 opcode = shca_wr_to_wqe_opcode(wr->opcode);
+	u32 opcode = shca_wr_opcode(wr->opcode);
 
 	if (!shca_wqe_op_ok(shca_qp_svc(type), opcode)) {
 		shca_qp_dbg(qp, "opcode %d not valid for QP type %d\n",
