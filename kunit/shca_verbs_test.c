@@ -12,6 +12,9 @@
 #include "shca.h"
 #include "shca_test.h"
 
+#define shca_wr_sge ib_sge
+#include "shca_wqe.h"
+
 #define SHCA_VT_REMOTE	8192
 
 /* Two RC, UC or UD ends, on one device, connected. */
@@ -530,10 +533,125 @@ static void shca_test_post_limits(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_test_sq_idle(a));
 }
 
+/**
+ * struct shca_wqe_rule - what the IBTA lets each QP type ask of an opcode
+ * @opcode: the device's opcode
+ * @rc: an RC QP takes it
+ * @uc: a UC QP takes it
+ * @ud: a UD (or GSI) QP takes it
+ * @inl: it may carry its payload inline
+ */
+struct shca_wqe_rule {
+	u8 opcode;
+	bool rc, uc, ud, inl;
+};
+
+static const struct shca_wqe_rule shca_wqe_rules[] = {
+	{ SHCA_WQE_SEND,	   true, true, true, true },
+	{ SHCA_WQE_SEND_IMM,	   true, true, true, true },
+	{ SHCA_WQE_SEND_INV,	   true, true, false, true },
+	{ SHCA_WQE_RDMA_WRITE,	   true, true, false, true },
+	{ SHCA_WQE_RDMA_WRITE_IMM, true, true, false, true },
+	{ SHCA_WQE_RDMA_READ,	   true, false, false, false },
+	{ SHCA_WQE_ATOMIC_CS,	   true, false, false, false },
+	{ SHCA_WQE_ATOMIC_FA,	   true, false, false, false },
+	{ SHCA_WQE_LOCAL_INV,	   true, true, false, false },
+	{ SHCA_WQE_REG_MR,	   true, true, false, false },
+	/* Past the last opcode: nothing takes it. */
+	{ SHCA_WQE_NUM_OPCODES,	   false, false, false, false },
+};
+
+static void shca_wqe_rule_desc(const struct shca_wqe_rule *p, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "wqe_opcode_%u", p->opcode);
+}
+
+KUNIT_ARRAY_PARAM(shca_wqe_rule, shca_wqe_rules, shca_wqe_rule_desc);
+
+/*
+ * The table of include/shca/shca_wqe.h, which the kernel and libshca
+ * both post by, against the rules written out here.
+ */
+static void shca_test_wqe_table_follows_the_ibta(struct kunit *test)
+{
+	const struct shca_wqe_rule *p = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, p->rc,
+			!!shca_wqe_op_ok(SHCA_WQE_SVC_RC, p->opcode));
+	KUNIT_EXPECT_EQ(test, p->uc,
+			!!shca_wqe_op_ok(SHCA_WQE_SVC_UC, p->opcode));
+	KUNIT_EXPECT_EQ(test, p->ud,
+			!!shca_wqe_op_ok(SHCA_WQE_SVC_UD, p->opcode));
+	KUNIT_EXPECT_EQ(test, p->inl, !!shca_wqe_op_inline(p->opcode));
+}
+
+/**
+ * struct shca_retire_case - a CQE retiring WQEs of a queue of 8
+ * @name: what it shows
+ * @pi: the producer index
+ * @ci: the consumer index before
+ * @idx: the WQE index the CQE names
+ * @ok: whether it names an outstanding WQE
+ * @ci_after: the consumer index after
+ */
+struct shca_retire_case {
+	const char *name;
+	u32 pi, ci, idx;
+	bool ok;
+	u32 ci_after;
+};
+
+static const struct shca_retire_case shca_retire_cases[] = {
+	{ "oldest", 5, 2, 2, true, 3 },
+	{ "unsignaled_before_it", 5, 2, 4, true, 5 },
+	{ "across_the_wrap", 10, 6, 9, true, 10 },
+	{ "index_wraps_16_bits", 0x10002, 0xfffe, 0x1, true, 0x10002 },
+	{ "not_yet_posted", 5, 2, 5, false, 2 },
+	{ "already_retired", 5, 2, 1, false, 2 },
+	{ "empty_queue", 3, 3, 3, false, 3 },
+};
+
+static void shca_retire_desc(const struct shca_retire_case *p, char *desc)
+{
+	strscpy(desc, p->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_retire, shca_retire_cases, shca_retire_desc);
+
+/*
+ * shca_wq_retire() of include/shca/shca_wq.h, which both sides complete
+ * WQEs by: the wr_id of the named slot, and a consumer index past it, or
+ * nothing at all for a CQE that names no outstanding WQE.
+ */
+static void shca_test_wq_retire_takes_what_is_outstanding(struct kunit *test)
+{
+	const struct shca_retire_case *p = test->param_value;
+	u64 wrid[8], wr_id = ~0ULL;
+	struct shca_wq wq = {
+		.log_depth = 3,
+		.pi = p->pi,
+		.ci = p->ci,
+		.wrid = wrid,
+	};
+	unsigned int i;
+	bool ok;
+
+	for (i = 0; i < ARRAY_SIZE(wrid); i++)
+		wrid[i] = 100 + i;
+	ok = shca_wq_retire(&wq, p->idx & 0xffff, &wr_id);
+	KUNIT_EXPECT_EQ(test, p->ok, ok);
+	KUNIT_EXPECT_EQ(test, p->ci_after, wq.ci);
+	KUNIT_EXPECT_EQ(test, p->ok ? 100 + (p->idx & 7) : ~0ULL, wr_id);
+}
+
 static struct kunit_case shca_post_cases[] = {
 	KUNIT_CASE_PARAM(shca_test_bad_opcode_refused, shca_bad_op_gen_params),
 	KUNIT_CASE(shca_test_post_needs_state),
 	KUNIT_CASE(shca_test_post_limits),
+	KUNIT_CASE_PARAM(shca_test_wqe_table_follows_the_ibta,
+			 shca_wqe_rule_gen_params),
+	KUNIT_CASE_PARAM(shca_test_wq_retire_takes_what_is_outstanding,
+			 shca_retire_gen_params),
 	{}
 };
 

@@ -22,10 +22,12 @@ mkdir -p "$SHCA_TOP/out/user"
 echo "$build" > "$SHCA_TOP/out/rdma-core-build"
 
 # rdma-core's build does not stop on warnings: libshca must have none.
+# Every source file of it, as rdma_provider() in its CMakeLists.txt lists
+# them.
 gcc -fsyntax-only -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wmissing-prototypes -Wstrict-prototypes -Wshadow -Werror \
 	-I"$build/include" -I"$src" -I"$SHCA_TOP/include/uapi" \
-	-I"$SHCA_TOP/include/shca" "$SHCA_TOP/providers/shca/shca.c"
+	-I"$SHCA_TOP/include/shca" "$SHCA_TOP"/providers/shca/*.c
 
 cflags=(-O2 -g -Wall -Wextra -Werror -pthread
 	-I"$SHCA_TOP/include/uapi" -I"$SHCA_TOP/include/shca")

@@ -46,6 +46,17 @@ static inline int shca_cqe_is_srq_recv(const struct shca_hw_cqe *cqe)
 }
 
 /*
+ * A QP's send and receive CQs are locked together while it is swept, so
+ * that no poller sees one swept and the other not: the one with the lower
+ * CQN first (a CQ shared by both, once).  Whether the CQ numbered @cqn_b
+ * is the one to lock first.
+ */
+static inline int shca_sweep_lock_b_first(__u32 cqn_a, __u32 cqn_b)
+{
+	return cqn_b < cqn_a;
+}
+
+/*
  * shca_sweep_cq_ring - remove one QP's CQEs from a CQ ring
  * @ring: the ring
  * @log_depth: log2 of its depth

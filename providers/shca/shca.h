@@ -9,10 +9,21 @@
 #define SHCA_PROVIDER_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
 #include <rdma/shca-abi.h>
+
+/*
+ * The data path shared with the kernel (include/shca/).  A process has no
+ * fast registration or local invalidation: no SHCA_WR_OPCODE_REG_MR.
+ */
+#define shca_wr_sge		ibv_sge
+#define SHCA_WR_OPCODE(name)	IBV_WR_##name
+#include "shca_wq.h"
+#include "shca_wqe.h"
 
 struct shca_device {
 	struct verbs_device ibv_dev;
@@ -40,15 +51,6 @@ struct shca_cq {
 	size_t map_len;
 };
 
-struct shca_wq {
-	pthread_spinlock_t lock;	/* posting: pi, ring */
-	void *ring;
-	uint32_t log_depth;
-	uint32_t pi;
-	uint32_t ci;			/* written by polling, under a CQ lock */
-	uint64_t *wrid;
-};
-
 struct shca_srq {
 	struct verbs_srq vsrq;
 	pthread_spinlock_t lock;	/* posting and slot recycling */
@@ -60,22 +62,29 @@ struct shca_srq {
 	uint32_t max_sge;
 	uint32_t *free_slots;
 	uint32_t nr_free;
-	uint64_t *wrid;
+	__u64 *wrid;
 	void *map;
 	size_t map_len;
 };
 
+/*
+ * A QP's send and receive queues are struct shca_wq (shca_wq.h): their
+ * producer indices are written under sq_lock and rq_lock, their consumer
+ * indices by polling, under a CQ lock.
+ */
 struct shca_qp {
 	struct verbs_qp vqp;
 	struct shca_qp *next;		/* in the context's qp_table */
 	enum ibv_qp_state state;
+	pthread_spinlock_t sq_lock;	/* posting: sq.pi, the ring */
+	pthread_spinlock_t rq_lock;	/* posting: rq.pi, the ring */
 	struct shca_wq sq;
 	struct shca_wq rq;
 	struct shca_hw_qp_dbrec *dbrec;
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
-	/* the ibv_wr_* batch in progress, under sq.lock */
+	/* the ibv_wr_* batch in progress, under sq_lock */
 	struct shca_hw_send_wqe *cur;
 	uint32_t wr_start_pi;
 	int wr_err;
@@ -87,5 +96,161 @@ struct shca_ah {
 	struct ibv_ah ibv_ah;
 	struct shca_hw_av av;
 };
+
+/* Commands with the driver data of <rdma/shca-abi.h> after the core's. */
+struct shca_ucmd_create_cq {
+	struct ibv_create_cq ibv_cmd;
+	struct shca_create_cq_cmd drv;
+};
+
+struct shca_uresp_create_cq {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct shca_create_cq_resp drv;
+};
+
+struct shca_ucmd_create_qp {
+	struct ibv_create_qp ibv_cmd;
+	struct shca_create_qp_cmd drv;
+};
+
+struct shca_uresp_create_qp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct shca_create_qp_resp drv;
+};
+
+struct shca_ucmd_create_srq {
+	struct ibv_create_srq ibv_cmd;
+	struct shca_create_srq_cmd drv;
+};
+
+struct shca_uresp_create_srq {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct shca_create_srq_resp drv;
+};
+
+struct shca_uresp_get_context {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct shca_alloc_ucontext_resp drv;
+};
+
+static inline struct shca_context *to_sctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct shca_context, ibv_ctx.context);
+}
+
+static inline struct shca_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct shca_cq, vcq.cq);
+}
+
+static inline struct shca_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, vqp.qp);
+}
+
+static inline struct shca_qp *qpx_to_sqp(struct ibv_qp_ex *qpx)
+{
+	return container_of(qpx, struct shca_qp, vqp.qp_ex);
+}
+
+static inline struct shca_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct shca_srq, vsrq.srq);
+}
+
+static inline struct shca_ah *to_sah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct shca_ah, ibv_ah);
+}
+
+static inline uint32_t load_acquire(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void store_release(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Whether the QP's state lets it send. */
+static inline int shca_can_send(struct shca_qp *qp)
+{
+	enum ibv_qp_state s = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+
+	return s != IBV_QPS_RESET && s != IBV_QPS_INIT && s != IBV_QPS_RTR;
+}
+
+/* The send WQE at the producer index; NULL if the queue is full. */
+static inline struct shca_hw_send_wqe *shca_sq_next(struct shca_qp *qp)
+{
+	return shca_wq_full(&qp->sq) ? NULL : shca_wq_send_wqe(&qp->sq);
+}
+
+static inline uint8_t shca_wqe_flags(unsigned int send_flags)
+{
+	return (send_flags & IBV_SEND_SIGNALED ? SHCA_WQE_F_SIGNALED : 0) |
+	       (send_flags & IBV_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0) |
+	       (send_flags & IBV_SEND_FENCE ? SHCA_WQE_F_FENCE : 0);
+}
+
+/* The transport service of a QP type, for shca_wqe_op_ok(). */
+static inline uint32_t shca_qp_svc(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return SHCA_WQE_SVC_RC;
+	case IBV_QPT_UC:
+		return SHCA_WQE_SVC_UC;
+	default:
+		return SHCA_WQE_SVC_UD;
+	}
+}
+
+/* shca_main.c */
+void *shca_map(struct ibv_context *ibctx, uint64_t offset, size_t len);
+
+/* shca_cq.c */
+struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+int shca_destroy_cq(struct ibv_cq *ibcq);
+int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited);
+void shca_qp_sweep(struct shca_qp *qp, int forget);
+
+/* shca_qp.c */
+struct shca_qp *shca_qp_lookup(struct shca_context *ctx, uint32_t qpn);
+void shca_qp_remove(struct shca_context *ctx, struct shca_qp *qp);
+struct ibv_qp *shca_create_qp(struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr);
+struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr);
+int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+		  struct ibv_qp_init_attr *init);
+int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask);
+int shca_destroy_qp(struct ibv_qp *ibqp);
+
+/* shca_srq.c */
+struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+int shca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int mask);
+int shca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int shca_destroy_srq(struct ibv_srq *ibsrq);
+void shca_srq_put_slot(void *ctx, uint32_t slot);
+__u64 shca_srq_take_slot(void *ctx, uint32_t slot);
+
+/* shca_post.c */
+int shca_ring_sq(struct shca_qp *qp);
+int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+
+/* shca_wr.c */
+void shca_set_wr_ops(struct shca_qp *qp);
 
 #endif /* SHCA_PROVIDER_H */

@@ -1048,13 +1048,13 @@ static void raw_send(struct ibv_qp *qp, const struct shca_hw_send_wqe *w)
 	struct shca_qp *q = sqp(qp);
 	uint32_t mask = (1U << q->sq.log_depth) - 1;
 
-	pthread_spin_lock(&q->sq.lock);
+	pthread_spin_lock(&q->sq_lock);
 	memcpy((struct shca_hw_send_wqe *)q->sq.ring + (q->sq.pi & mask), w,
 	       sizeof(*w));
 	q->sq.wrid[q->sq.pi & mask] = M_GARBAGE << 56;
 	q->sq.pi++;
 	__atomic_store_n(&q->dbrec->sq_pi, q->sq.pi, __ATOMIC_RELEASE);
-	pthread_spin_unlock(&q->sq.lock);
+	pthread_spin_unlock(&q->sq_lock);
 	ring_send_doorbell(qp);
 }
 
@@ -1180,14 +1180,14 @@ static void inject_garbage(void)
 					  .send_flags = IBV_SEND_SIGNALED },
 				   *bad;
 
-		pthread_spin_lock(&r->rq.lock);
+		pthread_spin_lock(&r->rq_lock);
 		memcpy(&rw[r->rq.pi & mask], &w, sizeof(*rw));
 		rw[r->rq.pi & mask].num_sge = SHCA_HW_MAX_SGE + 1 +
 					      rndn(1 << 20);
 		r->rq.wrid[r->rq.pi & mask] = M_GARBAGE << 56;
 		r->rq.pi++;
 		__atomic_store_n(&r->dbrec->rq_pi, r->rq.pi, __ATOMIC_RELEASE);
-		pthread_spin_unlock(&r->rq.lock);
+		pthread_spin_unlock(&r->rq_lock);
 		errno = ibv_post_send(g.tx, &wr, &bad);
 		if (errno)
 			gone_or_die("ibv_post_send on the garbage pair");

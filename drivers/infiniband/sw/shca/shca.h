@@ -25,6 +25,16 @@
 #include "hw/shca_hw.h"
 #include "shca_cmd.h"
 
+/*
+ * The data path shared with libshca (include/shca/), with the kernel's
+ * memory ordering; struct shca_wq comes from there.
+ */
+#define shca_dp_load_acquire(p)		smp_load_acquire(p)	/* pairs with the release below */
+#define shca_dp_store_release(p, v)	smp_store_release(p, v)	/* pairs with the acquire above */
+#define shca_dp_read_once(p)		READ_ONCE(*(p))
+#define shca_dp_write_once(p, v)	WRITE_ONCE(*(p), v)
+#include "shca_wq.h"
+
 /**
  * enum shca_drv_counter - what the driver counts, after the device's own
  * counters in "rdma statistic"
@@ -161,22 +171,6 @@ struct shca_cq {
 	bool user;
 	refcount_t ref;
 	struct completion free;
-};
-
-/**
- * struct shca_wq - the driver's side of a send or receive queue
- * @ring: the WQEs
- * @log_depth: log2 of the depth
- * @pi: producer index
- * @ci: consumer index: WQEs whose completion was polled, or implied
- * @wrid: the consumer's wr_id of each slot
- */
-struct shca_wq {
-	void *ring;
-	u32 log_depth;
-	u32 pi;
-	u32 ci;
-	u64 *wrid;
 };
 
 /**
@@ -441,6 +435,7 @@ int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
 int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 void shca_srq_free_slot(struct shca_srq *srq, u32 slot);
+u64 shca_srq_take_slot(void *ctx, u32 slot);
 
 /* shca_mr.c */
 struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,

@@ -22,31 +22,14 @@
 #define shca_sweep_load_acquire(p) smp_load_acquire(p)
 #include "shca_cq_sweep.h"
 
-static const enum ib_wc_opcode shca_wc_opcode[] = {
-	[SHCA_CQE_SEND]		= IB_WC_SEND,
-	[SHCA_CQE_RDMA_WRITE]	= IB_WC_RDMA_WRITE,
-	[SHCA_CQE_RDMA_READ]	= IB_WC_RDMA_READ,
-	[SHCA_CQE_ATOMIC_CS]	= IB_WC_COMP_SWAP,
-	[SHCA_CQE_ATOMIC_FA]	= IB_WC_FETCH_ADD,
-	[SHCA_CQE_LOCAL_INV]	= IB_WC_LOCAL_INV,
-	[SHCA_CQE_REG_MR]	= IB_WC_REG_MR,
-	[SHCA_CQE_RECV]		= IB_WC_RECV,
-	[SHCA_CQE_RECV_RDMA_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
-};
-
-static const enum ib_wc_status shca_wc_status[SHCA_CQE_NUM_STATUS] = {
-	[SHCA_CQE_OK]			= IB_WC_SUCCESS,
-	[SHCA_CQE_LOC_LEN_ERR]		= IB_WC_LOC_LEN_ERR,
-	[SHCA_CQE_LOC_QP_OP_ERR]	= IB_WC_LOC_QP_OP_ERR,
-	[SHCA_CQE_LOC_PROT_ERR]		= IB_WC_LOC_PROT_ERR,
-	[SHCA_CQE_WR_FLUSH_ERR]		= IB_WC_WR_FLUSH_ERR,
-	[SHCA_CQE_MW_BIND_ERR]		= IB_WC_MW_BIND_ERR,
-	[SHCA_CQE_REM_INV_REQ_ERR]	= IB_WC_REM_INV_REQ_ERR,
-	[SHCA_CQE_REM_ACCESS_ERR]	= IB_WC_REM_ACCESS_ERR,
-	[SHCA_CQE_REM_OP_ERR]		= IB_WC_REM_OP_ERR,
-	[SHCA_CQE_RETRY_EXC_ERR]	= IB_WC_RETRY_EXC_ERR,
-	[SHCA_CQE_RNR_RETRY_EXC_ERR]	= IB_WC_RNR_RETRY_EXC_ERR,
-};
+/* CQE decoding shared with libshca, onto ib_core's names. */
+#define SHCA_WC_OPCODE(name)	IB_WC_##name
+#define SHCA_WC_OPCODE_REG_MR	IB_WC_REG_MR
+#define SHCA_WC_STATUS(name)	IB_WC_##name
+#define SHCA_WC_F_IMM		IB_WC_WITH_IMM
+#define SHCA_WC_F_INV		IB_WC_WITH_INVALIDATE
+#define SHCA_WC_F_GRH		0	/* with the network type, below */
+#include "shca_cqe.h"
 
 static const enum rdma_network_type shca_net_type[] = {
 	[SHCA_NET_ROCE_V1]	= RDMA_NETWORK_IB,
@@ -366,7 +349,7 @@ void shca_cq_sweep_qp(struct shca_qp *qp, bool forget)
 		shca_cq_sweep_locked(sdev, qp, first, NULL, srq, forget);
 		spin_unlock_irqrestore(&first->lock, flags);
 	} else {
-		if (first->cqn > second->cqn)
+		if (shca_sweep_lock_b_first(first->cqn, second->cqn))
 			swap(first, second);
 		spin_lock_irqsave(&first->lock, flags);
 		spin_lock_nested(&second->lock, SINGLE_DEPTH_NESTING);
@@ -378,67 +361,28 @@ void shca_cq_sweep_qp(struct shca_qp *qp, bool forget)
 		wake_up_all(&sdev->qpn_wait);
 }
 
-/*
- * A CQE completes its WQE and every unsignaled one before it.  Take the
- * wr_id before moving the consumer index: once the index moves, a poster
- * on another CPU may reuse the slot.  A CQE that names no outstanding WQE
- * (left from before a RESET) is refused.
- */
-static bool shca_wq_complete(struct shca_wq *wq, u32 idx, u64 *wr_id)
-{
-	u32 mask = (1U << wq->log_depth) - 1;
-	u32 dist = (idx - wq->ci) & mask;
-
-	if (dist >= READ_ONCE(wq->pi) - wq->ci)
-		return false;
-	*wr_id = wq->wrid[idx & mask];
-	/* Pairs with the poster's acquire: the slot is free only now. */
-	smp_store_release(&wq->ci, wq->ci + dist + 1);
-	return true;
-}
-
 /* Returns false for a CQE that names nothing this QP has outstanding. */
 static bool shca_cqe_to_wc(struct shca_qp *qp, const struct shca_hw_cqe *cqe,
 			   struct ib_wc *wc)
 {
-	bool recv = cqe->opcode == SHCA_CQE_RECV ||
-		    cqe->opcode == SHCA_CQE_RECV_RDMA_IMM;
-	bool srq = cqe->flags & SHCA_CQE_F_SRQ;
+	struct shca_srq *srq = qp->ibqp.srq ? to_shca_srq(qp->ibqp.srq) : NULL;
+	struct shca_cqe_wc c;
 
-	memset(wc, 0, sizeof(*wc));
-	wc->qp = &qp->ibqp;
-	wc->status = cqe->status < SHCA_CQE_NUM_STATUS ?
-		     shca_wc_status[cqe->status] : IB_WC_GENERAL_ERR;
-	wc->opcode = cqe->opcode < ARRAY_SIZE(shca_wc_opcode) ?
-		     shca_wc_opcode[cqe->opcode] : IB_WC_SEND;
-	wc->vendor_err = wc->status == IB_WC_SUCCESS ? 0 : cqe->status;
-	wc->byte_len = cqe->byte_len;
-	wc->port_num = 1;
-	wc->src_qp = cqe->src_qp;
-	wc->sl = cqe->sl;
-	if (cqe->flags & SHCA_CQE_F_IMM) {
-		wc->ex.imm_data = (__force __be32)cqe->imm_inv;
-		wc->wc_flags |= IB_WC_WITH_IMM;
-	}
-	if (cqe->flags & SHCA_CQE_F_INV) {
-		wc->ex.invalidate_rkey = cqe->imm_inv;
-		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
-	}
-	if ((cqe->flags & SHCA_CQE_F_GRH) &&
-	    cqe->net_type < ARRAY_SIZE(shca_net_type)) {
-		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc->network_hdr_type = shca_net_type[cqe->net_type];
-	}
-	if (!recv)
-		return shca_wq_complete(&qp->sq, cqe->wqe_idx, &wc->wr_id);
-	/* A CQE of another life of the QP may say SRQ when it has none. */
-	if (srq != !!qp->ibqp.srq)
+	if (!shca_cqe_complete(cqe, &qp->sq, &qp->rq,
+			       srq ? shca_srq_take_slot : NULL, srq, &c))
 		return false;
-	if (!srq)
-		return shca_wq_complete(&qp->rq, cqe->wqe_idx, &wc->wr_id);
-	wc->wr_id = to_shca_srq(qp->ibqp.srq)->wrid[cqe->wqe_idx &
-		((1U << to_shca_srq(qp->ibqp.srq)->log_depth) - 1)];
-	shca_srq_free_slot(to_shca_srq(qp->ibqp.srq), cqe->wqe_idx);
+	shca_cqe_wc_copy(wc, &c);
+	wc->qp = &qp->ibqp;
+	if (c.wc_flags & IB_WC_WITH_IMM)
+		wc->ex.imm_data = (__force __be32)c.imm_inv;
+	if (c.wc_flags & IB_WC_WITH_INVALIDATE)
+		wc->ex.invalidate_rkey = c.imm_inv;
+	wc->port_num = 1;
+	if ((cqe->flags & SHCA_CQE_F_GRH) &&
+	    c.net_type < ARRAY_SIZE(shca_net_type)) {
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc->network_hdr_type = shca_net_type[c.net_type];
+	}
 	return true;
 }
 

@@ -7,7 +7,8 @@
  * numbers off the ring in order, and the receive CQE names the slot, which
  * polling returns to the free stack.  Completions may come back in any
  * order across QPs, so slots are recycled individually, never by index
- * arithmetic.
+ * arithmetic (include/shca/shca_wq.h, shared with libshca).  Posting is in
+ * shca_post.c.
  */
 #include <linux/log2.h>
 
@@ -23,10 +24,29 @@ void shca_srq_free_slot(struct shca_srq *srq, u32 slot)
 	unsigned long flags;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	if (srq->nr_free < (1U << srq->log_depth))
-		srq->free_slots[srq->nr_free++] = slot &
-						  ((1U << srq->log_depth) - 1);
+	shca_srq_slot_put(srq->free_slots, &srq->nr_free, srq->log_depth, slot);
 	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
+/**
+ * shca_srq_take_slot() - the wr_id of a completed SRQ slot, which returns
+ *	for posting
+ * @ctx: the SRQ
+ * @slot: the slot a receive CQE named
+ *
+ * Return: the slot's wr_id.
+ */
+u64 shca_srq_take_slot(void *ctx, u32 slot)
+{
+	struct shca_srq *srq = ctx;
+	unsigned long flags;
+	u64 wr_id;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	wr_id = shca_srq_slot_wr_id(srq->wrid, srq->log_depth, slot);
+	shca_srq_slot_put(srq->free_slots, &srq->nr_free, srq->log_depth, slot);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return wr_id;
 }
 
 static void shca_srq_free_mem(struct shca_srq *srq)
@@ -229,65 +249,4 @@ int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = q.limit;
 	return 0;
-}
-
-/**
- * shca_post_srq_recv() - post receive work requests to an SRQ
- * @ibsrq: the SRQ
- * @wr: the first of a list of work requests
- * @bad_wr: set to the first one not posted, on error
- *
- * Return: 0; -ENOMEM when no slot is free; -EINVAL for too many SGEs.
- */
-int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-		       const struct ib_recv_wr **bad_wr)
-{
-	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
-	struct shca_srq *srq = to_shca_srq(ibsrq);
-	u32 mask = (1U << srq->log_depth) - 1;
-	struct shca_hw_recv_wqe *w;
-	unsigned long flags;
-	int err = 0, i;
-	u32 slot;
-
-	if (srq->user) {
-		/* libshca posts into the mapped ring; the device reads it. */
-		if (!wr)
-			return 0;
-		shca_dbg(sdev, "SRQ %u: work requests through the kernel\n",
-			 srq->srqn);
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	spin_lock_irqsave(&srq->lock, flags);
-	for (; wr; wr = wr->next) {
-		if (!srq->nr_free) {
-			shca_dbg(sdev, "SRQ %u: full\n", srq->srqn);
-			err = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 || wr->num_sge > srq->max_sge) {
-			shca_dbg(sdev, "SRQ %u: %d SGEs, %u allowed\n",
-				 srq->srqn, wr->num_sge, srq->max_sge);
-			err = -EINVAL;
-			break;
-		}
-		slot = srq->free_slots[--srq->nr_free];
-		w = &srq->slots[slot];
-		w->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			w->sge[i].addr = wr->sg_list[i].addr;
-			w->sge[i].length = wr->sg_list[i].length;
-			w->sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		srq->wrid[slot] = wr->wr_id;
-		WRITE_ONCE(srq->index_ring[srq->pi & mask], slot);
-		srq->pi++;
-	}
-	/* Slots and ring entries must be visible before the index. */
-	smp_store_release(&srq->dbrec->pi, srq->pi);
-	spin_unlock_irqrestore(&srq->lock, flags);
-	if (err)
-		*bad_wr = wr;
-	return err;
 }

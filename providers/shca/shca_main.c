@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshca: the rdma-core provider of shca devices.
+ *
+ * The kernel creates each CQ, QP and SRQ with its rings and doorbell
+ * record in one buffer and gives an mmap offset for it.  From then on the
+ * data path is the process's own: posting writes WQEs into the mapped
+ * ring and publishes the producer index in the doorbell record (sends
+ * also ring the doorbell, a POST_SEND command with no work requests);
+ * polling reads CQEs by owner bit and publishes the consumer index, with
+ * no system call.
+ *
+ * Teardown keeps the kernel's guarantee: after the kernel's DESTROY_QP (or
+ * a modify to RESET) returns, the device writes no more CQEs for the QP,
+ * and the provider sweeps the QP's CQEs out of its CQs under their poll
+ * locks with shca_sweep_cq_ring(), the very code the kernel sweeps kernel
+ * CQs with.  No poll returns a completion of a destroyed QP, and a CQE of
+ * another QP is never lost or changed.
+ *
+ * The provider is split by object: this file has the device, the context,
+ * PDs, MRs and AHs; shca_cq.c polls and sweeps; shca_qp.c and shca_srq.c
+ * create the queues; shca_post.c posts work requests and shca_wr.c is the
+ * ibv_wr_* send API.  WQE building, WQE completion, SRQ slots and CQE
+ * decoding are the kernel's own code, in include/shca/.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "shca.h"
+
+static const struct verbs_match_ent shca_match_table[] = {
+	/* The kernel reports no driver id: devices are known by name. */
+	VERBS_NAME_MATCH("shca", NULL),
+	{},
+};
+
+/* Map an object's buffer at the offset its create response named. */
+void *shca_map(struct ibv_context *ibctx, uint64_t offset, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       ibctx->cmd_fd, offset);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* --- device, context --------------------------------------------------- */
+
+static int shca_query_device(struct ibv_context *ibctx,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+	fw = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw >> 32) & 0xffff,
+		 (unsigned int)(fw >> 16) & 0xffff, (unsigned int)fw & 0xffff);
+	return 0;
+}
+
+static int shca_query_port(struct ibv_context *ibctx, uint8_t port,
+			   struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd = {};
+
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+static struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_alloc_pd cmd;
+	struct ibv_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	if (ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			     sizeof(resp))) {
+		free(pd);
+		return NULL;
+	}
+	return pd;
+}
+
+static int shca_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret = ibv_cmd_dealloc_pd(pd);
+
+	if (!ret)
+		free(pd);
+	return ret;
+}
+
+static struct ibv_mr *shca_reg_mr(struct ibv_pd *pd, void *addr,
+				  size_t length, uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	if (ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			   sizeof(cmd), &resp, sizeof(resp))) {
+		free(vmr);
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static int shca_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret = ibv_cmd_dereg_mr(vmr);
+
+	if (!ret)
+		free(vmr);
+	return ret;
+}
+
+/* --- address handles --------------------------------------------------- */
+
+static struct ibv_ah *shca_create_ah(struct ibv_pd *pd,
+				     struct ibv_ah_attr *attr)
+{
+	struct ib_uverbs_create_ah_resp resp;
+	struct shca_ah *ah;
+
+	if (!attr->is_global) {
+		/* RoCE: every address carries a GRH. */
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+	if (ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp, sizeof(resp))) {
+		free(ah);
+		return NULL;
+	}
+	memcpy(ah->av.dgid, attr->grh.dgid.raw, sizeof(ah->av.dgid));
+	ah->av.flow_label = attr->grh.flow_label;
+	ah->av.sgid_index = attr->grh.sgid_index;
+	ah->av.hop_limit = attr->grh.hop_limit;
+	ah->av.traffic_class = attr->grh.traffic_class;
+	ah->av.sl = attr->sl;
+	return &ah->ibv_ah;
+}
+
+static int shca_destroy_ah(struct ibv_ah *ibah)
+{
+	int ret = ibv_cmd_destroy_ah(ibah);
+
+	if (!ret)
+		free(to_sah(ibah));
+	return ret;
+}
+
+/* --- the provider ------------------------------------------------------ */
+
+static void shca_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops shca_ctx_ops = {
+	.alloc_pd = shca_alloc_pd,
+	.create_ah = shca_create_ah,
+	.create_cq = shca_create_cq,
+	.create_qp = shca_create_qp,
+	.create_qp_ex = shca_create_qp_ex,
+	.create_srq = shca_create_srq,
+	.dealloc_pd = shca_dealloc_pd,
+	.dereg_mr = shca_dereg_mr,
+	.destroy_ah = shca_destroy_ah,
+	.destroy_cq = shca_destroy_cq,
+	.destroy_qp = shca_destroy_qp,
+	.destroy_srq = shca_destroy_srq,
+	.free_context = shca_free_context,
+	.modify_qp = shca_modify_qp,
+	.modify_srq = shca_modify_srq,
+	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
+	.post_srq_recv = shca_post_srq_recv,
+	.query_device_ex = shca_query_device,
+	.query_port = shca_query_port,
+	.query_qp = shca_query_qp,
+	.query_srq = shca_query_srq,
+	.reg_mr = shca_reg_mr,
+	.req_notify_cq = shca_req_notify_cq,
+};
+
+static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd,
+						void *private_data)
+{
+	struct shca_uresp_get_context resp = {};
+	struct ibv_get_context cmd = {};
+	struct shca_context *ctx;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp)))
+		goto err;
+	if (resp.drv.sq_wqe_size != sizeof(struct shca_hw_send_wqe) ||
+	    resp.drv.rq_wqe_size != sizeof(struct shca_hw_recv_wqe) ||
+	    resp.drv.cqe_size != sizeof(struct shca_hw_cqe)) {
+		/* A kernel with other ring formats: not ours to drive. */
+		errno = EPROTONOSUPPORT;
+		goto err;
+	}
+	ctx->caps = resp.drv;
+	pthread_mutex_init(&ctx->qp_lock, NULL);
+	pthread_cond_init(&ctx->qp_gone, NULL);
+	verbs_set_ops(&ctx->ibv_ctx, &shca_ctx_ops);
+	return &ctx->ibv_ctx;
+
+err:
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	return NULL;
+}
+
+static void shca_free_context(struct ibv_context *ibctx)
+{
+	struct shca_context *ctx = to_sctx(ibctx);
+
+	pthread_cond_destroy(&ctx->qp_gone);
+	pthread_mutex_destroy(&ctx->qp_lock);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_device *shca_device_alloc(struct verbs_sysfs_dev *sdev)
+{
+	struct shca_device *dev = calloc(1, sizeof(*dev));
+
+	return dev ? &dev->ibv_dev : NULL;
+}
+
+static void shca_uninit_device(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct shca_device, ibv_dev));
+}
+
+static const struct verbs_device_ops shca_dev_ops = {
+	.name = "shca",
+	.match_min_abi_version = SHCA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SHCA_UVERBS_ABI_VERSION,
+	.match_table = shca_match_table,
+	.alloc_device = shca_device_alloc,
+	.uninit_device = shca_uninit_device,
+	.alloc_context = shca_alloc_context,
+};
+
+PROVIDER_DRIVER(shca, shca_dev_ops);

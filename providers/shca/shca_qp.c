@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshca: queue pairs, and the context's table of them that polling
+ * looks CQEs up in.  Posting is in shca_post.c and shca_wr.c.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <ccan/array_size.h>
+
+#include "shca.h"
+
+static struct shca_qp **shca_qp_slot(struct shca_context *ctx, uint32_t qpn)
+{
+	return &ctx->qp_table[qpn % SHCA_QP_TABLE_SIZE];
+}
+
+struct shca_qp *shca_qp_lookup(struct shca_context *ctx, uint32_t qpn)
+{
+	struct shca_qp *qp;
+
+	pthread_mutex_lock(&ctx->qp_lock);
+	for (qp = *shca_qp_slot(ctx, qpn); qp; qp = qp->next)
+		if (qp->vqp.qp.qp_num == qpn)
+			break;
+	pthread_mutex_unlock(&ctx->qp_lock);
+	return qp;
+}
+
+/*
+ * A QPN the kernel reissued while its previous owner in this process is
+ * still being swept waits for that sweep: a CQE of the old QP must never
+ * be found under the new one.
+ */
+static void shca_qp_insert(struct shca_context *ctx, struct shca_qp *qp)
+{
+	struct shca_qp **slot = shca_qp_slot(ctx, qp->vqp.qp.qp_num);
+	struct shca_qp *p;
+
+	pthread_mutex_lock(&ctx->qp_lock);
+again:
+	for (p = *slot; p; p = p->next) {
+		if (p->vqp.qp.qp_num == qp->vqp.qp.qp_num) {
+			pthread_cond_wait(&ctx->qp_gone, &ctx->qp_lock);
+			goto again;
+		}
+	}
+	qp->next = *slot;
+	*slot = qp;
+	pthread_mutex_unlock(&ctx->qp_lock);
+}
+
+void shca_qp_remove(struct shca_context *ctx, struct shca_qp *qp)
+{
+	struct shca_qp **p;
+
+	pthread_mutex_lock(&ctx->qp_lock);
+	for (p = shca_qp_slot(ctx, qp->vqp.qp.qp_num); *p; p = &(*p)->next) {
+		if (*p == qp) {
+			*p = qp->next;
+			break;
+		}
+	}
+	pthread_cond_broadcast(&ctx->qp_gone);
+	pthread_mutex_unlock(&ctx->qp_lock);
+}
+
+static int shca_wq_init(struct shca_wq *wq, pthread_spinlock_t *lock,
+			uint32_t log_depth, void *ring)
+{
+	wq->log_depth = log_depth;
+	wq->ring = ring;
+	wq->wrid = calloc(1U << log_depth, sizeof(*wq->wrid));
+	if (!wq->wrid)
+		return ENOMEM;
+	return pthread_spin_init(lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+static void shca_wq_fini(struct shca_wq *wq, pthread_spinlock_t *lock)
+{
+	if (wq->wrid) {
+		pthread_spin_destroy(lock);
+		free(wq->wrid);
+	}
+}
+
+/* The ibv_wr_* operations a QP type has: what the QP takes. */
+static uint64_t shca_send_ops(enum ibv_qp_type type)
+{
+	static const struct {
+		uint64_t flag;
+		uint8_t opcode;
+	} ops[] = {
+		{ IBV_QP_EX_WITH_SEND, SHCA_WQE_SEND },
+		{ IBV_QP_EX_WITH_SEND_WITH_IMM, SHCA_WQE_SEND_IMM },
+		{ IBV_QP_EX_WITH_SEND_WITH_INV, SHCA_WQE_SEND_INV },
+		{ IBV_QP_EX_WITH_RDMA_WRITE, SHCA_WQE_RDMA_WRITE },
+		{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, SHCA_WQE_RDMA_WRITE_IMM },
+		{ IBV_QP_EX_WITH_RDMA_READ, SHCA_WQE_RDMA_READ },
+		{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, SHCA_WQE_ATOMIC_CS },
+		{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, SHCA_WQE_ATOMIC_FA },
+	};
+	uint64_t flags = 0;
+	size_t i;
+
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(ops); i++)
+		if (shca_wqe_op_ok(shca_qp_svc(type), ops[i].opcode))
+			flags |= ops[i].flag;
+	return flags;
+}
+
+struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	struct shca_uresp_create_qp resp = {};
+	struct shca_ucmd_create_qp cmd = {};
+	struct shca_qp *qp;
+	int ret;
+
+	if ((attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (attr->send_ops_flags & ~shca_send_ops(attr->qp_type)))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	qp->map_len = resp.drv.mmap_len;
+	qp->map = shca_map(ibctx, resp.drv.mmap_offset, qp->map_len);
+	ret = errno;
+	if (!qp->map)
+		goto err_destroy;
+	ret = ENOMEM;
+	qp->dbrec = (void *)((char *)qp->map + resp.drv.dbrec_offset);
+	qp->max_send_sge = resp.drv.max_send_sge;
+	qp->max_recv_sge = resp.drv.max_recv_sge;
+	qp->max_inline = resp.drv.max_inline;
+	qp->state = IBV_QPS_RESET;
+	if (shca_wq_init(&qp->sq, &qp->sq_lock, resp.drv.sq_log_depth,
+			 qp->map))
+		goto err_destroy;
+	if (!attr->srq &&
+	    shca_wq_init(&qp->rq, &qp->rq_lock, resp.drv.rq_log_depth,
+			 (char *)qp->map + resp.drv.rq_offset))
+		goto err_destroy;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		shca_set_wr_ops(qp);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	shca_qp_insert(to_sctx(ibctx), qp);
+	attr->cap.max_send_wr = 1U << resp.drv.sq_log_depth;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	if (!attr->srq) {
+		attr->cap.max_recv_wr = 1U << resp.drv.rq_log_depth;
+		attr->cap.max_recv_sge = qp->max_recv_sge;
+	}
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+	if (qp->map)
+		munmap(qp->map, qp->map_len);
+	shca_wq_fini(&qp->sq, &qp->sq_lock);
+	shca_wq_fini(&qp->rq, &qp->rq_lock);
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+struct ibv_qp *shca_create_qp(struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {};
+	struct ibv_qp *qp;
+
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = shca_create_qp_ex(pd->context, &ex);
+	if (qp)
+		memcpy(attr, &ex, sizeof(*attr));
+	return qp;
+}
+
+int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int mask, struct ibv_qp_init_attr *init)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, mask, init, &cmd, sizeof(cmd));
+}
+
+/* After a RESET: both queues start over, as the kernel's do. */
+static void shca_qp_reset_queues(struct shca_qp *qp)
+{
+	pthread_spin_lock(&qp->sq_lock);
+	shca_wq_reset(&qp->sq);
+	store_release(&qp->dbrec->sq_pi, 0);
+	pthread_spin_unlock(&qp->sq_lock);
+	if (qp->rq.wrid) {
+		pthread_spin_lock(&qp->rq_lock);
+		shca_wq_reset(&qp->rq);
+		store_release(&qp->dbrec->rq_pi, 0);
+		pthread_spin_unlock(&qp->rq_lock);
+	}
+}
+
+int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int mask)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct ibv_modify_qp cmd = {};
+	int ret;
+
+	ret = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
+	if (ret || !(mask & IBV_QP_STATE))
+		return ret;
+	__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	if (attr->qp_state == IBV_QPS_RESET) {
+		/* Fenced by the kernel: nothing of its past stays queued. */
+		shca_qp_sweep(qp, 0);
+		shca_qp_reset_queues(qp);
+	}
+	return 0;
+}
+
+int shca_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+	/* The device writes no more CQEs for the QP: sweep them. */
+	shca_qp_sweep(qp, 1);
+	munmap(qp->map, qp->map_len);
+	shca_wq_fini(&qp->sq, &qp->sq_lock);
+	shca_wq_fini(&qp->rq, &qp->rq_lock);
+	free(qp);
+	return 0;
+}

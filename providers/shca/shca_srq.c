@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshca: shared receive queues.  The free slot stack and the wr_ids are
+ * the process's, under the SRQ's lock; the slot arithmetic is the
+ * kernel's (shca_wq.h).  Posting is in shca_post.c.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "shca.h"
+
+struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr)
+{
+	struct shca_uresp_create_srq resp = {};
+	struct shca_ucmd_create_srq cmd = {};
+	struct shca_srq *srq;
+	uint32_t depth;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	if (pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE))
+		goto err_free;
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		errno = ret;
+		goto err_lock;
+	}
+	srq->log_depth = resp.drv.log_depth;
+	srq->max_sge = resp.drv.max_sge;
+	depth = 1U << srq->log_depth;
+	srq->free_slots = calloc(depth, sizeof(*srq->free_slots));
+	srq->wrid = calloc(depth, sizeof(*srq->wrid));
+	srq->map_len = resp.drv.mmap_len;
+	srq->map = shca_map(pd->context, resp.drv.mmap_offset, srq->map_len);
+	ret = srq->map ? ENOMEM : errno;
+	if (!srq->free_slots || !srq->wrid || !srq->map)
+		goto err_destroy;
+	srq->slots = srq->map;
+	srq->index_ring = (void *)((char *)srq->map + resp.drv.index_offset);
+	srq->dbrec = (void *)((char *)srq->map + resp.drv.dbrec_offset);
+	srq->nr_free = shca_srq_slots_init(srq->free_slots, srq->log_depth);
+	srq->pi = load_acquire(&srq->dbrec->pi);
+	return &srq->vsrq.srq;
+
+err_destroy:
+	if (srq->map)
+		munmap(srq->map, srq->map_len);
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+	free(srq->free_slots);
+	free(srq->wrid);
+	errno = ret;
+err_lock:
+	pthread_spin_destroy(&srq->lock);
+err_free:
+	free(srq);
+	return NULL;
+}
+
+int shca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+}
+
+int shca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int shca_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct shca_srq *srq = to_ssrq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+	munmap(srq->map, srq->map_len);
+	pthread_spin_destroy(&srq->lock);
+	free(srq->free_slots);
+	free(srq->wrid);
+	free(srq);
+	return 0;
+}
+
+/* A CQE named @slot of the SRQ @ctx: it is free again (shca_sweep_srq_fn). */
+void shca_srq_put_slot(void *ctx, uint32_t slot)
+{
+	struct shca_srq *srq = ctx;
+
+	pthread_spin_lock(&srq->lock);
+	shca_srq_slot_put(srq->free_slots, &srq->nr_free, srq->log_depth, slot);
+	pthread_spin_unlock(&srq->lock);
+}
+
+/* A receive CQE named @slot of the SRQ @ctx: its wr_id; it is free again. */
+__u64 shca_srq_take_slot(void *ctx, uint32_t slot)
+{
+	struct shca_srq *srq = ctx;
+	__u64 wr_id;
+
+	pthread_spin_lock(&srq->lock);
+	wr_id = shca_srq_slot_wr_id(srq->wrid, srq->log_depth, slot);
+	shca_srq_slot_put(srq->free_slots, &srq->nr_free, srq->log_depth, slot);
+	pthread_spin_unlock(&srq->lock);
+	return wr_id;
+}
