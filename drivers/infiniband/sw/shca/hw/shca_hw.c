@@ -1,8 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca hardware model: device instance, capability table, port, GID and
- * P_Key tables, counters and the command processor.  The lock order of the
- * whole model is in shca_hw_int.h.
+ * shca hardware model: the device and its command processor.
+ *
+ * The device instance (power on and off), the capability table, the
+ * port, GID and P_Key tables, protection domains, the counters, and
+ * shca_hw_exec(): it checks a command, counts it, fails it if a test
+ * injected a failure, and hands it to the unit that owns its object,
+ * under the command mutex where that unit wants it.  It is the top of the
+ * model's call graph: it calls every unit and no unit calls it.
+ *
+ * Lock order: shca_hw.cmd_mutex is the outermost lock of the model (see
+ * shca_hw_int.h for the whole order); shca_hw.lock, which guards the
+ * port, GID and P_Key tables, is taken after shca_hw.eq_lock is dropped
+ * and nests under nothing but the fabric's read lock.
  */
 #include <kunit/visibility.h>
 #include <linux/atomic.h>
@@ -200,8 +210,8 @@ struct shca_hw *shca_hw_create(void)
 			   GFP_KERNEL);
 	hw->pkeys = kcalloc(hw->caps->max_pkeys, sizeof(*hw->pkeys),
 			    GFP_KERNEL);
-	hw->engine_wq = alloc_workqueue("shca_engine", WQ_UNBOUND, 0);
-	if (!hw->gids || !hw->pkeys || !hw->engine_wq) {
+	if (!hw->gids || !hw->pkeys ||
+	    shca_hw_sched_init(hw, shca_hw_req_turn)) {
 		shca_hw_destroy(hw);
 		return NULL;
 	}
@@ -222,11 +232,11 @@ void shca_hw_destroy(struct shca_hw *hw)
 		return;
 	shca_hw_fabric_del(hw);
 	shca_hw_qp_fini(hw);
+	shca_hw_srq_fini(hw);
 	shca_hw_cq_fini(hw);
 	shca_hw_eq_fini(hw);
 	shca_hw_mpt_fini(hw);
-	if (hw->engine_wq)
-		destroy_workqueue(hw->engine_wq);
+	shca_hw_sched_fini(hw);
 	xa_destroy(&hw->qps);
 	xa_destroy(&hw->cqs);
 	xa_destroy(&hw->srqs);
@@ -432,6 +442,11 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	switch (cmd->opcode) {
 	case SHCA_CMD_CREATE_EQ:
 	case SHCA_CMD_DESTROY_EQ:
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_eq_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
 	case SHCA_CMD_CREATE_CQ:
 	case SHCA_CMD_MODIFY_CQ:
 	case SHCA_CMD_DESTROY_CQ:
@@ -447,6 +462,11 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_MODIFY_SRQ:
 	case SHCA_CMD_QUERY_SRQ:
 	case SHCA_CMD_DESTROY_SRQ:
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_srq_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
 	case SHCA_CMD_CREATE_QP:
 		might_sleep();
 		mutex_lock(&hw->cmd_mutex);

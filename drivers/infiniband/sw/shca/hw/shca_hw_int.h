@@ -74,6 +74,17 @@ struct shca_hw_evsrc {
 	u64 at[SHCA_HW_EV_SLOTS];
 };
 
+struct shca_hw_qp;
+
+/**
+ * typedef shca_hw_turn_fn - what a QP's turn runs
+ * @qp: the QP, its turn_mutex held
+ * @caller: run by a doorbell's caller, not by an execution unit
+ *
+ * Return: true if work is left: the turn goes back in the queue.
+ */
+typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
+
 /**
  * struct shca_hw_mpt - a memory protection table entry
  * @ref: lookups in flight, plus one while the entry is in the table
@@ -231,7 +242,7 @@ struct shca_hw_wq {
  * @last_wqe_sent: the last WQE reached event went out
  * @comm_est_sent: the communication established event for this RTR visit
  *	went out
- * @engine: the QP's turn on an execution unit
+ * @engine: the QP's turn on an execution unit (shca_hw_sched.c)
  * @ev: its affiliated events in the EQ
  */
 struct shca_hw_qp {
@@ -294,6 +305,7 @@ struct shca_hw_qp {
  * @next_mpt: where the cyclic MPT index search starts
  * @mpt_tag: the key tag the next allocated entry starts with
  * @engine_wq: the execution units
+ * @turn: what a QP's turn runs on them: the requester
  * @engine_paused: the execution units take no work, except @engine_steps
  * @engine_steps: WQEs (or flushes) they may still run while paused
  * @windows: the race windows tests hold open, by enum shca_hw_window_id
@@ -337,6 +349,7 @@ struct shca_hw {
 	u32 next_mpt;
 	u8 mpt_tag;
 	struct workqueue_struct *engine_wq;
+	shca_hw_turn_fn turn;
 	bool engine_paused;
 	atomic_t engine_steps;
 	struct shca_hw_window windows[SHCA_WIN_NUM];
@@ -367,6 +380,38 @@ static inline void shca_hw_count_add(struct shca_hw *hw,
 	atomic64_add(n, &hw->counters[c]);
 }
 
+static inline bool shca_hw_log_depth_ok(u32 log_depth)
+{
+	return log_depth && log_depth <= SHCA_HW_MAX_LOG_DEPTH;
+}
+
+/* shca_hw_sched.c: schedules turns; calls nothing above it */
+int shca_hw_sched_init(struct shca_hw *hw, shca_hw_turn_fn turn);
+void shca_hw_sched_fini(struct shca_hw *hw);
+void shca_hw_sched_qp_init(struct shca_hw_qp *qp);
+void shca_hw_sched_kick(struct shca_hw_qp *qp);
+void shca_hw_sched_kick_now(struct shca_hw_qp *qp);
+void shca_hw_sched_retry(struct shca_hw_qp *qp, u32 usecs);
+void shca_hw_sched_cancel(struct shca_hw_qp *qp);
+void shca_hw_sched_run_here(struct shca_hw_qp *qp);
+bool shca_hw_sched_may_run(struct shca_hw *hw);
+
+/* shca_hw_window.c */
+void shca_hw_windows_init(struct shca_hw *hw);
+bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
+void shca_hw_window_wait(struct shca_hw_window *win);
+
+/* shca_hw_eq.c */
+enum shca_hw_status shca_hw_eq_cmd(struct shca_hw *hw,
+				   struct shca_hw_cmd *cmd);
+void shca_hw_evsrc_init(struct shca_hw_evsrc *src,
+			enum shca_hw_eqe_type type, u32 obj, u32 gen);
+void shca_hw_evsrc_del(struct shca_hw *hw, struct shca_hw_evsrc *src);
+void shca_hw_eq_raise(struct shca_hw *hw, struct shca_hw_evsrc *src,
+		      u32 kind);
+void shca_hw_eq_init(struct shca_hw *hw);
+void shca_hw_eq_fini(struct shca_hw *hw);
+
 /* shca_hw_cq.c */
 enum shca_hw_status shca_hw_cq_cmd(struct shca_hw *hw,
 				   struct shca_hw_cmd *cmd);
@@ -374,19 +419,16 @@ struct shca_hw_cq *shca_hw_cq_get(struct shca_hw *hw, u32 cqn);
 void shca_hw_cq_put(struct shca_hw_cq *cq);
 void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 		      bool solicited);
-void shca_hw_evsrc_init(struct shca_hw_evsrc *src,
-			enum shca_hw_eqe_type type, u32 obj, u32 gen);
-void shca_hw_evsrc_del(struct shca_hw *hw, struct shca_hw_evsrc *src);
-void shca_hw_eq_raise(struct shca_hw *hw, struct shca_hw_evsrc *src,
-		      u32 kind);
-void shca_hw_eq_init(struct shca_hw *hw);
 void shca_hw_cq_fini(struct shca_hw *hw);
-void shca_hw_eq_fini(struct shca_hw *hw);
 
-/* shca_hw_window.c */
-void shca_hw_windows_init(struct shca_hw *hw);
-bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
-void shca_hw_window_wait(struct shca_hw_window *win);
+/* shca_hw_srq.c */
+enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
+				    struct shca_hw_cmd *cmd);
+struct shca_hw_srq *shca_hw_srq_get(struct shca_hw *hw, u32 srqn);
+void shca_hw_srq_put(struct shca_hw_srq *srq);
+bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
+		     u32 *slot);
+void shca_hw_srq_fini(struct shca_hw *hw);
 
 /* shca_hw_qp.c */
 enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw,
@@ -395,9 +437,9 @@ struct shca_hw_qp *shca_hw_qp_get(struct shca_hw *hw, u32 qpn);
 void shca_hw_qp_put(struct shca_hw_qp *qp);
 void shca_hw_qp_to_err(struct shca_hw_qp *qp);
 void shca_hw_qp_event(struct shca_hw_qp *qp, enum shca_hw_event event);
-void shca_hw_srq_put(struct shca_hw_srq *srq);
-bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
-		     u32 *slot);
+u8 shca_hw_wqe_cqe_opcode(u32 opcode);
+void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq);
+bool shca_hw_qp_flush_pending(struct shca_hw_qp *qp, bool rq);
 void shca_hw_qp_fini(struct shca_hw *hw);
 
 /* shca_hw_mem.c */
@@ -455,11 +497,58 @@ bool shca_hw_mpt_fast_reg(struct shca_hw *hw, u32 pdn,
 			  const struct shca_hw_send_wqe *wqe);
 void shca_hw_mpt_fini(struct shca_hw *hw);
 
-/* shca_hw_engine.c */
-void shca_hw_engine_run(struct work_struct *work);
-bool shca_hw_engine_turn(struct shca_hw_qp *qp, bool caller);
-void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq);
+/* shca_hw_fabric.c */
+/* Where a message comes from, as the receiver's headers will say. */
+struct shca_hw_src {
+	u8 gid[SHCA_HW_GID_LEN];
+	u8 net_type;
+	u32 mtu;
+	u64 segment;
+};
+
+/**
+ * struct shca_hw_msg - one message on the wire, as the responder sees it
+ * @src_qp: the sending QP
+ * @src: the sender's GID and encapsulation
+ * @av: the address vector it was sent with
+ * @wqe: the sender's WQE
+ * @local: the sender's resolved local memory: the payload, or where a read
+ *	or atomic result goes
+ * @len: payload or read length
+ * @qkey: the Q_Key it carries, for UD
+ */
+struct shca_hw_msg {
+	struct shca_hw_qp *src_qp;
+	struct shca_hw_src src;
+	const struct shca_hw_av *av;
+	const struct shca_hw_send_wqe *wqe;
+	struct shca_hw_mem *local;
+	u64 len;
+	u32 qkey;
+};
+
+/* What the requester learns about its WQE. */
+struct shca_hw_result {
+	u8 status;
+	u32 byte_len;
+	bool rnr;
+	u8 rnr_timer;
+	bool no_ack;
+};
+
 void shca_hw_fabric_add(struct shca_hw *hw);
 void shca_hw_fabric_del(struct shca_hw *hw);
+bool shca_hw_fabric_source(struct shca_hw *hw, const struct shca_hw_av *av,
+			   struct shca_hw_src *src);
+struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
+					u64 segment);
+void shca_hw_fabric_grh(u8 *buf, const struct shca_hw_msg *m, const u8 *dgid);
+
+/* shca_hw_resp.c */
+u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
+		   struct shca_hw_result *res);
+
+/* shca_hw_req.c */
+bool shca_hw_req_turn(struct shca_hw_qp *qp, bool caller);
 
 #endif /* SHCA_HW_INT_H */
