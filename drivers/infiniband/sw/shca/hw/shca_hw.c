@@ -263,6 +263,26 @@ const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_caps);
 
+/*
+ * Whether a command may fail by injection: commands that release a
+ * resource cannot, on this device as on real ones, since a driver that
+ * saw one fail would have no way back.
+ */
+static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
+{
+	switch (opcode) {
+	case SHCA_CMD_DEALLOC_PD:
+	case SHCA_CMD_DESTROY_EQ:
+	case SHCA_CMD_DESTROY_CQ:
+	case SHCA_CMD_DESTROY_SRQ:
+	case SHCA_CMD_DESTROY_QP:
+	case SHCA_CMD_FREE_MPT:
+		return false;
+	default:
+		return true;
+	}
+}
+
 /**
  * shca_hw_inject_cmd_failure() - make the next command of one opcode fail
  * @hw: the device
@@ -282,9 +302,7 @@ int shca_hw_inject_cmd_failure(struct shca_hw *hw, int opcode)
 		return 0;
 	}
 	if (opcode < 0 || opcode >= SHCA_CMD_NUM_OPCODES ||
-	    opcode == SHCA_CMD_DEALLOC_PD || opcode == SHCA_CMD_DESTROY_EQ ||
-	    opcode == SHCA_CMD_DESTROY_CQ || opcode == SHCA_CMD_DESTROY_SRQ ||
-	    opcode == SHCA_CMD_DESTROY_QP || opcode == SHCA_CMD_FREE_MPT)
+	    !shca_hw_cmd_may_fail(opcode))
 		return -EINVAL;
 	atomic_set(&hw->inject_opcode, opcode);
 	return 0;

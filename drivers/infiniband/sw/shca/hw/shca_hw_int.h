@@ -40,6 +40,7 @@
 #include <linux/xarray.h>
 
 #include "shca_hw.h"
+#include "shca_hw_test.h"
 
 /*
  * The completion event, as an owed-event bit of a CQ; affiliated and port
@@ -72,6 +73,28 @@ struct shca_hw_evsrc {
 	u16 queued;
 	u16 owed;
 	u64 at[SHCA_HW_EV_SLOTS];
+};
+
+/**
+ * struct shca_hw_window - a race window a test can widen or hold open
+ * @delay_us: every pass through the window sleeps this long (at most
+ *	100 ms)
+ * @qpn: only passes for this QPN are delayed, held and counted; 0 for all
+ * @passes: passes counted
+ * @timeouts: holds nobody released, given up after a while
+ * @state: SHCA_HW_WIN_IDLE, SHCA_HW_WIN_ARMED or SHCA_HW_WIN_HELD
+ * @wait: woken when @state changes
+ *
+ * Arming is one-shot: the next matching pass holds until it is released,
+ * then the window is idle again.
+ */
+struct shca_hw_window {
+	u32 delay_us;
+	u32 qpn;
+	atomic64_t passes;
+	atomic_t timeouts;
+	atomic_t state;
+	wait_queue_head_t wait;
 };
 
 struct shca_hw_qp;
@@ -400,6 +423,7 @@ bool shca_hw_sched_may_run(struct shca_hw *hw);
 void shca_hw_windows_init(struct shca_hw *hw);
 bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
 void shca_hw_window_wait(struct shca_hw_window *win);
+const char *shca_hw_window_name(enum shca_hw_window_id id);
 
 /* shca_hw_eq.c */
 enum shca_hw_status shca_hw_eq_cmd(struct shca_hw *hw,

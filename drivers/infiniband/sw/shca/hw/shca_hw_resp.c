@@ -237,8 +237,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 						w->rdma.remote_addr, m->len,
 						need, &remote))
 			break;
-		shca_hw_window_pass(&qp->hw->windows[SHCA_WIN_MEM_ACCESS],
-				    qp->qpn);
+		shca_hw_window_pass(qp->hw, SHCA_WIN_MEM_ACCESS, qp->qpn);
 		shca_hw_mem_copy(&remote, 0, m->local, m->len);
 		shca_hw_mem_release(&remote);
 		shca_hw_count_add(qp->hw, SHCA_CNT_RX_BYTES, m->len);
