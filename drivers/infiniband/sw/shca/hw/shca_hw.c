@@ -17,10 +17,12 @@
 #include <kunit/visibility.h>
 #include <linux/atomic.h>
 #include <linux/errno.h>
+#include <linux/fault-inject.h>
 #include <linux/idr.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
+#include <linux/ratelimit.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
@@ -196,6 +198,12 @@ struct shca_hw *shca_hw_create(void)
 	mutex_init(&hw->cmd_mutex);
 	ida_init(&hw->pd_ida);
 	atomic_set(&hw->inject_opcode, SHCA_HW_NO_INJECTION);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	/* Off (probability 0) until a test sets it up in debugfs. */
+	hw->fail_cmd = (struct fault_attr)FAULT_ATTR_INITIALIZER;
+	ratelimit_state_init(&hw->fail_cmd.ratelimit_state, 0,
+			     DEFAULT_RATELIMIT_BURST);
+#endif
 	hw->port.mtu = 1500;
 	INIT_LIST_HEAD(&hw->fabric_node);
 	xa_init_flags(&hw->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
@@ -281,6 +289,24 @@ static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
 	default:
 		return true;
 	}
+}
+
+/*
+ * A random failure of the fault_attr behind debugfs fail_cmd/.  It is off
+ * until a test gives it a probability: until then it does not even call
+ * should_fail(), which would count a task's fail-nth, meant for the
+ * allocations the fault_alloc tests fail, against commands.
+ */
+static bool shca_hw_fail_cmd(struct shca_hw *hw, enum shca_hw_opcode opcode)
+{
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	if (!READ_ONCE(hw->fail_cmd.probability) ||
+	    !shca_hw_cmd_may_fail(opcode))
+		return false;
+	return should_fail(&hw->fail_cmd, 1);
+#else
+	return false;
+#endif
 }
 
 /**
@@ -449,6 +475,8 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 
 	if (atomic_cmpxchg(&hw->inject_opcode, cmd->opcode,
 			   SHCA_HW_NO_INJECTION) == cmd->opcode)
+		return SHCA_HW_INJECTED;
+	if (shca_hw_fail_cmd(hw, cmd->opcode))
 		return SHCA_HW_INJECTED;
 
 	if (shca_hw_needs_port(cmd->opcode)) {

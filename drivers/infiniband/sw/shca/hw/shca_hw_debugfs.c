@@ -10,6 +10,8 @@
  *   caps, cmd_counts            read-only mirrors of the capability table
  *                               and of the commands run, by opcode
  *   fail_cmd_once               one-shot command failure, by opcode
+ *   fail_cmd/                   random command failures (fault_attr);
+ *                               only with CONFIG_FAULT_INJECTION_DEBUG_FS
  *   engine_paused, engine_step  pause and single-step the execution units
  *   next_qpn                    the cyclic QPN search's cursor
  *   eq, eq_limit                the event queue's mirror and test limit
@@ -19,6 +21,7 @@
  * none of their own.
  */
 #include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/limits.h>
 #include <linux/seq_file.h>
 
@@ -236,6 +239,9 @@ void shca_hw_debugfs_init(struct shca_hw *hw, struct dentry *dir)
 			    &shca_hw_cmd_counts_fops);
 	debugfs_create_file_unsafe("fail_cmd_once", 0600, dir, hw,
 				   &shca_hw_fail_cmd_once_fops);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	fault_create_debugfs_attr("fail_cmd", dir, &hw->fail_cmd);
+#endif
 	debugfs_create_file_unsafe("engine_paused", 0600, dir, hw,
 				   &shca_hw_engine_paused_fops);
 	debugfs_create_file_unsafe("engine_step", 0600, dir, hw,

@@ -39,6 +39,8 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include <linux/fault-inject.h>
+
 #include "shca_hw.h"
 #include "shca_hw_test.h"
 
@@ -313,6 +315,8 @@ struct shca_hw_qp {
  * @pkeys: the P_Key table, @caps->max_pkeys entries
  * @pd_ida: allocator of protection domain numbers
  * @inject_opcode: opcode whose next command fails, or -1
+ * @fail_cmd: random command failures (debugfs fail_cmd/), when the
+ *	kernel has CONFIG_FAULT_INJECTION_DEBUG_FS
  * @cmd_count: commands executed, by opcode
  * @counters: device counters, by enum shca_hw_counter
  * @fabric_node: entry in the fabric's device list
@@ -357,6 +361,9 @@ struct shca_hw {
 	u16 *pkeys;
 	struct ida pd_ida;
 	atomic_t inject_opcode;
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	struct fault_attr fail_cmd;
+#endif
 	atomic64_t cmd_count[SHCA_CMD_NUM_OPCODES];
 	atomic64_t counters[SHCA_CNT_NUM];
 	struct list_head fabric_node;
