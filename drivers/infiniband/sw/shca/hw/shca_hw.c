@@ -11,8 +11,9 @@
  *
  * Lock order: shca_hw.cmd_mutex is the outermost lock of the model (see
  * shca_hw_int.h for the whole order); shca_hw.lock, which guards the
- * port, GID and P_Key tables, is taken after shca_hw.eq_lock is dropped
- * and nests under nothing but the fabric's read lock.
+ * port, GID and P_Key tables, is the innermost but the leaves: nothing
+ * is taken under it, so a port event is raised (shca_hw.eq_lock) after
+ * it is dropped.
  */
 #include <kunit/visibility.h>
 #include <linux/atomic.h>

@@ -1,24 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * shca hardware model: the device's insides.  Only the model's own files
- * include this; the driver sees shca_hw.h and shca_hw_defs.h.
+ * shca hardware model: the device's insides, the interfaces its units
+ * (one file each, Documentation/model.rst has the map) offer each other.
+ * Only the model's own files include this; the driver sees shca_hw.h and
+ * shca_hw_defs.h, KUnit shca_hw_test.h.
  *
- * Lock order, outermost first:
- *   shca_hw.cmd_mutex       (object commands; never held by the engine,
- *                            nor while a destroy or a modify waits out one
- *                            object's accesses in flight)
- *   shca_hw_qp.modify_mutex (one MODIFY_QP of a QP at a time; never taken
- *                            under cmd_mutex)
- *   shca_hw_qp.turn_mutex   (whoever runs one QP's turn; never two at once)
- *   shca_hw_qp.resp_mutex   (responder side of one QP; never two at once)
- *   shca_hw_cq.write_mutex  (the one CQE writer of a CQ; never two at once)
- *   shca_fabric_lock        (read side; the list of devices)
- *   shca_hw_qp.lock         (one QP context)
- *   shca_hw_srq.lock        (one SRQ context)
- *   shca_hw_cq.lock         (one CQ context and its ring)
- *   shca_hw.eq_lock         (the event queue, every object's EQ state)
- *   shca_hw.lock            (port, GID and P_Key tables)
- *   shca_hw_mpt.lock, shca_atomic_lock (leaves)
+ * Lock order, outermost first, with the unit that owns each lock:
+ *   shca_hw.cmd_mutex       (shca_hw.c: object commands; never held by
+ *                            the engine, nor while a destroy or a modify
+ *                            waits out one object's accesses in flight)
+ *   shca_hw_qp.modify_mutex (qp: one MODIFY_QP of a QP at a time; never
+ *                            taken under cmd_mutex)
+ *   shca_hw_qp.turn_mutex   (sched, req: whoever runs one QP's turn;
+ *                            never two at once)
+ *   shca_hw_qp.resp_mutex   (resp: responder side of one QP; never two at
+ *                            once)
+ *   shca_hw_cq.write_mutex  (cq: the one CQE writer of a CQ; never two at
+ *                            once)
+ *   shca_fabric_lock        (fabric: read side; the list of devices)
+ *   shca_hw_qp.lock         (qp: one QP context)
+ *   shca_hw_srq.lock        (srq: one SRQ context)
+ *   shca_hw_cq.lock         (cq: one CQ context and its ring)
+ *   shca_hw.eq_lock         (eq: the event queue, every object's EQ state)
+ *   shca_hw.lock            (shca_hw.c: port, GID and P_Key tables)
+ *   shca_hw_mpt.lock, shca_atomic_lock (mem, resp: leaves)
  * Spinlocks are all taken with interrupts off: doorbells and polling may
  * come from any context.  CQEs are written with no spinlock held, as the
  * CQE publish window may sleep.  No model lock is held across a call into the
