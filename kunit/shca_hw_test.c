@@ -6,6 +6,7 @@
 #include <kunit/test.h>
 
 #include "shca.h"
+#include "hw/shca_hw_test.h"
 
 static void shca_hw_free(void *hw)
 {

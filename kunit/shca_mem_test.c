@@ -468,7 +468,7 @@ static void shca_cs_window_reset(void *win)
 	struct shca_hw_window *w = win;
 
 	shca_hw_window_release(w);
-	w->qpn = 0;
+	shca_hw_window_set_qpn(w, 0);
 }
 
 /*
@@ -515,7 +515,7 @@ static void shca_test_destroy_waits_alone(struct kunit *test)
 	win = shca_hw_window(hw, SHCA_WIN_MEM_ACCESS);
 	err = kunit_add_action_or_reset(test, shca_cs_window_reset, win);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	win->qpn = b->qp->qp_num;
+	shca_hw_window_set_qpn(win, b->qp->qp_num);
 	shca_hw_window_arm(win);
 
 	memset(a->buf, 0x7e, PAGE_SIZE);
@@ -533,7 +533,7 @@ static void shca_test_destroy_waits_alone(struct kunit *test)
 	/* The access is still held; the bystander must finish anyway. */
 	if (!wait_for_completion_timeout(&s->other_done, 3 * SHCA_MT_WAIT))
 		KUNIT_FAIL(test, "the device's other commands waited");
-	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, atomic_read(&win->state));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, shca_hw_window_state(win));
 	KUNIT_EXPECT_TRUE(test, s->destroy_pending);
 	KUNIT_EXPECT_EQ(test, 0, s->other_ret);
 
@@ -544,7 +544,7 @@ static void shca_test_destroy_waits_alone(struct kunit *test)
 	/* The access that was in flight finished before the destroy did. */
 	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
 	KUNIT_EXPECT_MEMEQ(test, a->buf, b->buf + SHCA_MT_KEY_OFF, PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, 0, atomic_read(&win->timeouts));
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
 }
 
 static struct kunit_case shca_cmd_stall_cases[] = {

@@ -36,8 +36,8 @@ static void shca_rt_window_reset(void *win)
 	struct shca_hw_window *w = win;
 
 	shca_hw_window_release(w);
-	w->qpn = 0;
-	w->delay_us = 0;
+	shca_hw_window_set_qpn(w, 0);
+	shca_hw_window_set_delay(w, 0);
 }
 
 /* Arm @id for @qpn; it is released and cleared when the test ends. */
@@ -50,7 +50,7 @@ static struct shca_hw_window *shca_rt_arm(struct kunit *test,
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
 							   shca_rt_window_reset,
 							   win));
-	win->qpn = qpn;
+	shca_hw_window_set_qpn(win, qpn);
 	shca_hw_window_arm(win);
 	return win;
 }
@@ -158,12 +158,12 @@ static void shca_test_fence_sweep_window_held(struct kunit *test)
 	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
 
 	win = shca_rt_arm(test, dev, SHCA_WIN_FENCE_SWEEP, v->qp->qp_num);
-	passes = atomic64_read(&win->passes);
+	passes = shca_hw_window_passes(win);
 	a = shca_rt_async(test, v->qp, p->reset, win);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,
 							 SHCA_RT_HOLD_WAIT));
 	/* Held by the victim's one pass, with its six CQEs still in. */
-	KUNIT_EXPECT_EQ(test, passes + 1, (u64)atomic64_read(&win->passes));
+	KUNIT_EXPECT_EQ(test, passes + 1, (u64)shca_hw_window_passes(win));
 
 	/* In the window: the victim is fenced, its CQEs still there. */
 	shca_td_msgs(test, n, SHCA_TD_N, 3, 3, NULL, 0);
@@ -190,8 +190,8 @@ static void shca_test_fence_sweep_window_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, swept + 6,
 			shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT));
 	shca_td_expect_neighbour(test, scq, rcq, 1, 5);
-	KUNIT_EXPECT_EQ(test, passes + 1, (u64)atomic64_read(&win->passes));
-	KUNIT_EXPECT_EQ(test, 0, atomic_read(&win->timeouts));
+	KUNIT_EXPECT_EQ(test, passes + 1, (u64)shca_hw_window_passes(win));
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
 }
 
 static const bool shca_rt_reset_params[] = { false, true };
@@ -227,18 +227,18 @@ static void shca_test_cqe_publish_window_held(struct kunit *test)
 	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
 
 	win = shca_rt_arm(test, dev, SHCA_WIN_CQE_PUBLISH, n->qp->qp_num);
-	passes = atomic64_read(&win->passes);
+	passes = shca_hw_window_passes(win);
 	shca_td_msgs(test, n, SHCA_TD_N, 1, 1, NULL, 0);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,
 							 SHCA_RT_HOLD_WAIT));
 	/* Held by the first of the message's two CQEs. */
-	KUNIT_EXPECT_EQ(test, passes + 1, (u64)atomic64_read(&win->passes));
+	KUNIT_EXPECT_EQ(test, passes + 1, (u64)shca_hw_window_passes(win));
 
 	/* The sweep runs while the neighbour's receive CQE is half out. */
 	KUNIT_ASSERT_EQ(test, 0, shca_rt_teardown(v->qp, *reset));
 	if (!*reset)
 		v->qp = NULL;
-	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, atomic_read(&win->state));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, shca_hw_window_state(win));
 	KUNIT_EXPECT_EQ(test, swept + 6,
 			shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT));
 
@@ -251,8 +251,8 @@ static void shca_test_cqe_publish_window_held(struct kunit *test)
 		if (wc[i].opcode & IB_WC_RECV)
 			KUNIT_EXPECT_EQ(test, 8, wc[i].byte_len);
 	/* Then its send CQE went through the window too, not held. */
-	KUNIT_EXPECT_EQ(test, passes + 2, (u64)atomic64_read(&win->passes));
-	KUNIT_EXPECT_EQ(test, 0, atomic_read(&win->timeouts));
+	KUNIT_EXPECT_EQ(test, passes + 2, (u64)shca_hw_window_passes(win));
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
 }
 
 static u32 shca_rt_sq_ci(struct kunit *test, struct shca_tq *tq)
@@ -511,8 +511,8 @@ static int shca_st_victims(void *arg)
 		st->victim_qp[epoch] = st->v->qp;
 
 		/* Widen the windows, differently each epoch. */
-		WRITE_ONCE(fence->delay_us, prandom_u32_state(&rnd) % 400);
-		WRITE_ONCE(publish->delay_us, epoch % 3 ? 0 : 20);
+		shca_hw_window_set_delay(fence, prandom_u32_state(&rnd) % 400);
+		shca_hw_window_set_delay(publish, epoch % 3 ? 0 : 20);
 		paused = epoch % 5 == 0;
 		if (paused)
 			shca_hw_engine_pause(hw, true);
@@ -541,8 +541,8 @@ static int shca_st_victims(void *arg)
 	}
 	if (err)
 		shca_st_fail(st, "victim epoch %u: %d", epoch, err);
-	WRITE_ONCE(fence->delay_us, 0);
-	WRITE_ONCE(publish->delay_us, 0);
+	shca_hw_window_set_delay(fence, 0);
+	shca_hw_window_set_delay(publish, 0);
 	WRITE_ONCE(st->victims_done, true);
 	atomic_inc(&st->threads_done);
 	wake_up_all(&st->wait);
@@ -606,7 +606,7 @@ static void shca_st_hold(struct shca_st *st, struct shca_hw_window *fence)
 {
 	u32 epoch = READ_ONCE(st->hold_epoch);
 
-	if (!epoch || atomic_read(&fence->state) != SHCA_HW_WIN_HELD)
+	if (!epoch || shca_hw_window_state(fence) != SHCA_HW_WIN_HELD)
 		return;
 	if (!st->hold_polled) {
 		st->hold_polled = st->polled + 1;
@@ -683,8 +683,8 @@ static void shca_test_teardown_stress(struct kunit *test)
 	stray = shca_test_drv_counter(dev, SHCA_DRV_CNT_STRAY);
 	fence = shca_hw_window(to_shca_dev(dev)->hw, SHCA_WIN_FENCE_SWEEP);
 	publish = shca_hw_window(to_shca_dev(dev)->hw, SHCA_WIN_CQE_PUBLISH);
-	fence_passes = atomic64_read(&fence->passes);
-	publish_passes = atomic64_read(&publish->passes);
+	fence_passes = shca_hw_window_passes(fence);
+	publish_passes = shca_hw_window_passes(publish);
 
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, shca_st_stop,
 							   st));
@@ -753,11 +753,11 @@ static void shca_test_teardown_stress(struct kunit *test)
 	KUNIT_EXPECT_GT(test, held, 0U);
 	KUNIT_EXPECT_EQ(test, held, st->held);
 	KUNIT_EXPECT_EQ(test, held, st->raced);
-	KUNIT_EXPECT_EQ(test, 0, atomic_read(&fence->timeouts));
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(fence));
 	KUNIT_EXPECT_EQ(test, fence_passes + st->epochs,
-			(u64)atomic64_read(&fence->passes));
+			(u64)shca_hw_window_passes(fence));
 	KUNIT_EXPECT_GE(test,
-			(u64)atomic64_read(&publish->passes) - publish_passes,
+			(u64)shca_hw_window_passes(publish) - publish_passes,
 			st->polled + st->victim_polled);
 	KUNIT_EXPECT_EQ(test, st->epochs - 1, st->reissued);
 	KUNIT_EXPECT_GT(test, shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT),

@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "hw/shca_hw_test.h"
 
 #define SHCA_TEST_DEV		"shcakt0"
 #define SHCA_TEST_DEV2		"shcakt1"

@@ -162,6 +162,14 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	int err;
 
 	err = shca_cmd_destroy_cq(sdev, cq->cqn);
+	/*
+	 * ib_core calls here only once its own count of the QPs on the CQ is
+	 * zero (usecnt, which ib_destroy_cq_user() and ib_free_cq() check),
+	 * and the device drops its association before ib_core drops usecnt.  So
+	 * a device still counting one means the two disagree.  A caller of
+	 * the op itself with QPs attached (a KUnit test) gets -EBUSY alone.
+	 */
+	WARN_ON_ONCE(err == -EBUSY && !atomic_read(&ibcq->usecnt));
 	if (err)
 		return err;
 	/* No new event names the CQ; wait out a handler using it. */

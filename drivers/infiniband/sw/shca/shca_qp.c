@@ -215,8 +215,7 @@ err_free:
 /* The fence is up; a test may hold the QP here before its sweep. */
 static void shca_qp_fenced(struct shca_dev *sdev, struct shca_qp *qp)
 {
-	shca_hw_window_pass(shca_hw_window(sdev->hw, SHCA_WIN_FENCE_SWEEP),
-			    qp->qpn);
+	shca_hw_window_pass(sdev->hw, SHCA_WIN_FENCE_SWEEP, qp->qpn);
 }
 
 /**

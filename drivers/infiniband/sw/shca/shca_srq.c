@@ -190,6 +190,14 @@ int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	int err;
 
 	err = shca_cmd_destroy_srq(sdev, srq->srqn);
+	/*
+	 * ib_core calls here only once its own count of the QPs attached to
+	 * the SRQ is zero (usecnt, which ib_destroy_srq_user() checks), and
+	 * the device drops its association before ib_core drops usecnt.  So
+	 * a device still counting one means the two disagree.  A caller of
+	 * the op itself with QPs attached (a KUnit test) gets -EBUSY alone.
+	 */
+	WARN_ON_ONCE(err == -EBUSY && !atomic_read(&ibsrq->usecnt));
 	if (err)
 		return err;
 	xa_erase_irq(&sdev->srqs, srq->srqn);

@@ -1,16 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca hardware model: device instance, capability table, port, GID and
- * P_Key tables, counters and the command processor.  The lock order of the
- * whole model is in shca_hw_int.h.
+ * shca hardware model: the device and its command processor.
+ *
+ * The device instance (power on and off), the capability table, the
+ * port, GID and P_Key tables, protection domains, the counters, and
+ * shca_hw_exec(): it checks a command, counts it, fails it if a test
+ * injected a failure, and hands it to the unit that owns its object,
+ * under the command mutex where that unit wants it.  It is the top of the
+ * model's call graph: it calls every unit and no unit calls it.
+ *
+ * Lock order: shca_hw.cmd_mutex is the outermost lock of the model (see
+ * shca_hw_int.h for the whole order); shca_hw.lock, which guards the
+ * port, GID and P_Key tables, is the innermost but the leaves: nothing
+ * is taken under it, so a port event is raised (shca_hw.eq_lock) after
+ * it is dropped.
  */
 #include <kunit/visibility.h>
 #include <linux/atomic.h>
 #include <linux/errno.h>
+#include <linux/fault-inject.h>
 #include <linux/idr.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
+#include <linux/ratelimit.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
@@ -186,6 +199,12 @@ struct shca_hw *shca_hw_create(void)
 	mutex_init(&hw->cmd_mutex);
 	ida_init(&hw->pd_ida);
 	atomic_set(&hw->inject_opcode, SHCA_HW_NO_INJECTION);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	/* Off (probability 0) until a test sets it up in debugfs. */
+	hw->fail_cmd = (struct fault_attr)FAULT_ATTR_INITIALIZER;
+	ratelimit_state_init(&hw->fail_cmd.ratelimit_state, 0,
+			     DEFAULT_RATELIMIT_BURST);
+#endif
 	hw->port.mtu = 1500;
 	INIT_LIST_HEAD(&hw->fabric_node);
 	xa_init_flags(&hw->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
@@ -200,8 +219,8 @@ struct shca_hw *shca_hw_create(void)
 			   GFP_KERNEL);
 	hw->pkeys = kcalloc(hw->caps->max_pkeys, sizeof(*hw->pkeys),
 			    GFP_KERNEL);
-	hw->engine_wq = alloc_workqueue("shca_engine", WQ_UNBOUND, 0);
-	if (!hw->gids || !hw->pkeys || !hw->engine_wq) {
+	if (!hw->gids || !hw->pkeys ||
+	    shca_hw_sched_init(hw, shca_hw_req_turn)) {
 		shca_hw_destroy(hw);
 		return NULL;
 	}
@@ -222,11 +241,11 @@ void shca_hw_destroy(struct shca_hw *hw)
 		return;
 	shca_hw_fabric_del(hw);
 	shca_hw_qp_fini(hw);
+	shca_hw_srq_fini(hw);
 	shca_hw_cq_fini(hw);
 	shca_hw_eq_fini(hw);
 	shca_hw_mpt_fini(hw);
-	if (hw->engine_wq)
-		destroy_workqueue(hw->engine_wq);
+	shca_hw_sched_fini(hw);
 	xa_destroy(&hw->qps);
 	xa_destroy(&hw->cqs);
 	xa_destroy(&hw->srqs);
@@ -253,6 +272,44 @@ const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_caps);
 
+/*
+ * Whether a command may fail by injection: commands that release a
+ * resource cannot, on this device as on real ones, since a driver that
+ * saw one fail would have no way back.
+ */
+static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
+{
+	switch (opcode) {
+	case SHCA_CMD_DEALLOC_PD:
+	case SHCA_CMD_DESTROY_EQ:
+	case SHCA_CMD_DESTROY_CQ:
+	case SHCA_CMD_DESTROY_SRQ:
+	case SHCA_CMD_DESTROY_QP:
+	case SHCA_CMD_FREE_MPT:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/*
+ * A random failure of the fault_attr behind debugfs fail_cmd/.  It is off
+ * until a test gives it a probability: until then it does not even call
+ * should_fail(), which would count a task's fail-nth, meant for the
+ * allocations the fault_alloc tests fail, against commands.
+ */
+static bool shca_hw_fail_cmd(struct shca_hw *hw, enum shca_hw_opcode opcode)
+{
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	if (!READ_ONCE(hw->fail_cmd.probability) ||
+	    !shca_hw_cmd_may_fail(opcode))
+		return false;
+	return should_fail(&hw->fail_cmd, 1);
+#else
+	return false;
+#endif
+}
+
 /**
  * shca_hw_inject_cmd_failure() - make the next command of one opcode fail
  * @hw: the device
@@ -272,9 +329,7 @@ int shca_hw_inject_cmd_failure(struct shca_hw *hw, int opcode)
 		return 0;
 	}
 	if (opcode < 0 || opcode >= SHCA_CMD_NUM_OPCODES ||
-	    opcode == SHCA_CMD_DEALLOC_PD || opcode == SHCA_CMD_DESTROY_EQ ||
-	    opcode == SHCA_CMD_DESTROY_CQ || opcode == SHCA_CMD_DESTROY_SRQ ||
-	    opcode == SHCA_CMD_DESTROY_QP || opcode == SHCA_CMD_FREE_MPT)
+	    !shca_hw_cmd_may_fail(opcode))
 		return -EINVAL;
 	atomic_set(&hw->inject_opcode, opcode);
 	return 0;
@@ -422,6 +477,8 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	if (atomic_cmpxchg(&hw->inject_opcode, cmd->opcode,
 			   SHCA_HW_NO_INJECTION) == cmd->opcode)
 		return SHCA_HW_INJECTED;
+	if (shca_hw_fail_cmd(hw, cmd->opcode))
+		return SHCA_HW_INJECTED;
 
 	if (shca_hw_needs_port(cmd->opcode)) {
 		status = shca_hw_check_port(cmd->port);
@@ -432,6 +489,11 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	switch (cmd->opcode) {
 	case SHCA_CMD_CREATE_EQ:
 	case SHCA_CMD_DESTROY_EQ:
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_eq_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
 	case SHCA_CMD_CREATE_CQ:
 	case SHCA_CMD_MODIFY_CQ:
 	case SHCA_CMD_DESTROY_CQ:
@@ -447,6 +509,11 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_MODIFY_SRQ:
 	case SHCA_CMD_QUERY_SRQ:
 	case SHCA_CMD_DESTROY_SRQ:
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_srq_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
 	case SHCA_CMD_CREATE_QP:
 		might_sleep();
 		mutex_lock(&hw->cmd_mutex);

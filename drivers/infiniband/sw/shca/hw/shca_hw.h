@@ -13,16 +13,18 @@
  *
  * Like a driver's view of real firmware, the driver trusts nothing about
  * the model's internals: it sees only the command blocks, ring formats and
- * status codes of shca_hw_defs.h.
+ * status codes of shca_hw_defs.h.  The model's test controls are its own:
+ * it creates their debugfs files in a directory the driver hands it
+ * (shca_hw_debugfs_init()), and KUnit reaches them through shca_hw_test.h.
  */
 #ifndef SHCA_HW_H
 #define SHCA_HW_H
 
-#include <linux/atomic.h>
-#include <linux/wait.h>
+#include <linux/types.h>
 
 #include "shca_hw_defs.h"
 
+struct dentry;
 struct shca_hw;
 
 /**
@@ -45,32 +47,6 @@ enum shca_hw_window_id {
 };
 
 /**
- * struct shca_hw_window - a race window a test can widen or hold open
- * @delay_us: every pass through the window sleeps this long (at most
- *	100 ms)
- * @qpn: only passes for this QPN are delayed, held and counted; 0 for all
- * @passes: passes counted
- * @timeouts: holds nobody released, given up after a while
- * @state: SHCA_HW_WIN_IDLE, SHCA_HW_WIN_ARMED or SHCA_HW_WIN_HELD
- * @wait: woken when @state changes
- *
- * Arming is one-shot: the next matching pass holds until it is released,
- * then the window is idle again.
- */
-struct shca_hw_window {
-	u32 delay_us;
-	u32 qpn;
-	atomic64_t passes;
-	atomic_t timeouts;
-	atomic_t state;
-	wait_queue_head_t wait;
-};
-
-#define SHCA_HW_WIN_IDLE	0
-#define SHCA_HW_WIN_ARMED	1
-#define SHCA_HW_WIN_HELD	2
-
-/**
  * typedef shca_hw_irq_handler_t - the driver's handler for the device's
  * interrupt vector
  * @ctx: what the driver registered with it
@@ -80,22 +56,6 @@ struct shca_hw_window {
  * with shca_hw_eq_arm().
  */
 typedef void (*shca_hw_irq_handler_t)(void *ctx);
-
-/**
- * struct shca_hw_eq_state - what the event queue holds, for debugfs
- * @depth: EQEs it holds, or 0 before CREATE_EQ
- * @limit: the test limit at which it counts as full, or 0
- * @written: EQEs the device wrote to it
- * @acked: EQEs the driver acknowledged
- * @owing: objects with an event not yet written
- */
-struct shca_hw_eq_state {
-	u32 depth;
-	u32 limit;
-	u64 written;
-	u64 acked;
-	u32 owing;
-};
 
 struct shca_hw *shca_hw_create(void);
 void shca_hw_destroy(struct shca_hw *hw);
@@ -111,30 +71,12 @@ void shca_hw_ring_rq(struct shca_hw *hw, u32 qpn);
 void shca_hw_arm_cq(struct shca_hw *hw, u32 cqn, u32 how);
 void shca_hw_eq_arm(struct shca_hw *hw, u32 ci);
 u32 shca_hw_eq_log_depth(const struct shca_hw_caps *caps);
-void shca_hw_eq_set_limit(struct shca_hw *hw, u32 limit);
-void shca_hw_eq_query(struct shca_hw *hw, struct shca_hw_eq_state *st);
 
-int shca_hw_inject_cmd_failure(struct shca_hw *hw, int opcode);
-int shca_hw_injected_cmd_failure(struct shca_hw *hw);
-u64 shca_hw_cmd_count(struct shca_hw *hw, enum shca_hw_opcode opcode);
-const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw);
 const char *shca_hw_opcode_name(enum shca_hw_opcode opcode);
 const char *shca_hw_counter_name(enum shca_hw_counter counter);
 
-struct shca_hw_window *shca_hw_window(struct shca_hw *hw,
-				      enum shca_hw_window_id id);
-void shca_hw_window_pass(struct shca_hw_window *win, u32 qpn);
-void shca_hw_window_arm(struct shca_hw_window *win);
-bool shca_hw_window_wait_held(struct shca_hw_window *win,
-			      unsigned long timeout);
-void shca_hw_window_release(struct shca_hw_window *win);
-
-void shca_hw_engine_pause(struct shca_hw *hw, bool pause);
-bool shca_hw_engine_paused(struct shca_hw *hw);
-void shca_hw_engine_single_step(struct shca_hw *hw, u32 steps);
-u32 shca_hw_engine_steps_left(struct shca_hw *hw);
-int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn);
-u32 shca_hw_next_qpn(struct shca_hw *hw);
-u32 shca_hw_qpn_entries(struct shca_hw *hw);
+void shca_hw_window_pass(struct shca_hw *hw, enum shca_hw_window_id id,
+			 u32 qpn);
+void shca_hw_debugfs_init(struct shca_hw *hw, struct dentry *dir);
 
 #endif /* SHCA_HW_H */

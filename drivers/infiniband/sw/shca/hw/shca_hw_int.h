@@ -1,24 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * shca hardware model: the device's insides.  Only the model's own files
- * include this; the driver sees shca_hw.h and shca_hw_defs.h.
+ * shca hardware model: the device's insides, the interfaces its units
+ * (one file each, Documentation/model.rst has the map) offer each other.
+ * Only the model's own files include this; the driver sees shca_hw.h and
+ * shca_hw_defs.h, KUnit shca_hw_test.h.
  *
- * Lock order, outermost first:
- *   shca_hw.cmd_mutex       (object commands; never held by the engine,
- *                            nor while a destroy or a modify waits out one
- *                            object's accesses in flight)
- *   shca_hw_qp.modify_mutex (one MODIFY_QP of a QP at a time; never taken
- *                            under cmd_mutex)
- *   shca_hw_qp.turn_mutex   (whoever runs one QP's turn; never two at once)
- *   shca_hw_qp.resp_mutex   (responder side of one QP; never two at once)
- *   shca_hw_cq.write_mutex  (the one CQE writer of a CQ; never two at once)
- *   shca_fabric_lock        (read side; the list of devices)
- *   shca_hw_qp.lock         (one QP context)
- *   shca_hw_srq.lock        (one SRQ context)
- *   shca_hw_cq.lock         (one CQ context and its ring)
- *   shca_hw.eq_lock         (the event queue, every object's EQ state)
- *   shca_hw.lock            (port, GID and P_Key tables)
- *   shca_hw_mpt.lock, shca_atomic_lock (leaves)
+ * Lock order, outermost first, with the unit that owns each lock:
+ *   shca_hw.cmd_mutex       (shca_hw.c: object commands; never held by
+ *                            the engine, nor while a destroy or a modify
+ *                            waits out one object's accesses in flight)
+ *   shca_hw_qp.modify_mutex (qp: one MODIFY_QP of a QP at a time; never
+ *                            taken under cmd_mutex)
+ *   shca_hw_qp.turn_mutex   (sched, req: whoever runs one QP's turn;
+ *                            never two at once)
+ *   shca_hw_qp.resp_mutex   (resp: responder side of one QP; never two at
+ *                            once)
+ *   shca_hw_cq.write_mutex  (cq: the one CQE writer of a CQ; never two at
+ *                            once)
+ *   shca_fabric_lock        (fabric: read side; the list of devices)
+ *   shca_hw_qp.lock         (qp: one QP context)
+ *   shca_hw_srq.lock        (srq: one SRQ context)
+ *   shca_hw_cq.lock         (cq: one CQ context and its ring)
+ *   shca_hw.eq_lock         (eq: the event queue, every object's EQ state)
+ *   shca_hw.lock            (shca_hw.c: port, GID and P_Key tables)
+ *   shca_hw_mpt.lock, shca_atomic_lock (mem, resp: leaves)
  * Spinlocks are all taken with interrupts off: doorbells and polling may
  * come from any context.  CQEs are written with no spinlock held, as the
  * CQE publish window may sleep.  No model lock is held across a call into the
@@ -39,7 +44,10 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include <linux/fault-inject.h>
+
 #include "shca_hw.h"
+#include "shca_hw_test.h"
 
 /*
  * The completion event, as an owed-event bit of a CQ; affiliated and port
@@ -73,6 +81,39 @@ struct shca_hw_evsrc {
 	u16 owed;
 	u64 at[SHCA_HW_EV_SLOTS];
 };
+
+/**
+ * struct shca_hw_window - a race window a test can widen or hold open
+ * @delay_us: every pass through the window sleeps this long (at most
+ *	100 ms)
+ * @qpn: only passes for this QPN are delayed, held and counted; 0 for all
+ * @passes: passes counted
+ * @timeouts: holds nobody released, given up after a while
+ * @state: SHCA_HW_WIN_IDLE, SHCA_HW_WIN_ARMED or SHCA_HW_WIN_HELD
+ * @wait: woken when @state changes
+ *
+ * Arming is one-shot: the next matching pass holds until it is released,
+ * then the window is idle again.
+ */
+struct shca_hw_window {
+	u32 delay_us;
+	u32 qpn;
+	atomic64_t passes;
+	atomic_t timeouts;
+	atomic_t state;
+	wait_queue_head_t wait;
+};
+
+struct shca_hw_qp;
+
+/**
+ * typedef shca_hw_turn_fn - what a QP's turn runs
+ * @qp: the QP, its turn_mutex held
+ * @caller: run by a doorbell's caller, not by an execution unit
+ *
+ * Return: true if work is left: the turn goes back in the queue.
+ */
+typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
 
 /**
  * struct shca_hw_mpt - a memory protection table entry
@@ -231,7 +272,7 @@ struct shca_hw_wq {
  * @last_wqe_sent: the last WQE reached event went out
  * @comm_est_sent: the communication established event for this RTR visit
  *	went out
- * @engine: the QP's turn on an execution unit
+ * @engine: the QP's turn on an execution unit (shca_hw_sched.c)
  * @ev: its affiliated events in the EQ
  */
 struct shca_hw_qp {
@@ -279,6 +320,8 @@ struct shca_hw_qp {
  * @pkeys: the P_Key table, @caps->max_pkeys entries
  * @pd_ida: allocator of protection domain numbers
  * @inject_opcode: opcode whose next command fails, or -1
+ * @fail_cmd: random command failures (debugfs fail_cmd/), when the
+ *	kernel has CONFIG_FAULT_INJECTION_DEBUG_FS
  * @cmd_count: commands executed, by opcode
  * @counters: device counters, by enum shca_hw_counter
  * @fabric_node: entry in the fabric's device list
@@ -294,6 +337,7 @@ struct shca_hw_qp {
  * @next_mpt: where the cyclic MPT index search starts
  * @mpt_tag: the key tag the next allocated entry starts with
  * @engine_wq: the execution units
+ * @turn: what a QP's turn runs on them: the requester
  * @engine_paused: the execution units take no work, except @engine_steps
  * @engine_steps: WQEs (or flushes) they may still run while paused
  * @windows: the race windows tests hold open, by enum shca_hw_window_id
@@ -322,6 +366,9 @@ struct shca_hw {
 	u16 *pkeys;
 	struct ida pd_ida;
 	atomic_t inject_opcode;
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	struct fault_attr fail_cmd;
+#endif
 	atomic64_t cmd_count[SHCA_CMD_NUM_OPCODES];
 	atomic64_t counters[SHCA_CNT_NUM];
 	struct list_head fabric_node;
@@ -337,6 +384,7 @@ struct shca_hw {
 	u32 next_mpt;
 	u8 mpt_tag;
 	struct workqueue_struct *engine_wq;
+	shca_hw_turn_fn turn;
 	bool engine_paused;
 	atomic_t engine_steps;
 	struct shca_hw_window windows[SHCA_WIN_NUM];
@@ -367,6 +415,39 @@ static inline void shca_hw_count_add(struct shca_hw *hw,
 	atomic64_add(n, &hw->counters[c]);
 }
 
+static inline bool shca_hw_log_depth_ok(u32 log_depth)
+{
+	return log_depth && log_depth <= SHCA_HW_MAX_LOG_DEPTH;
+}
+
+/* shca_hw_sched.c: schedules turns; calls nothing above it */
+int shca_hw_sched_init(struct shca_hw *hw, shca_hw_turn_fn turn);
+void shca_hw_sched_fini(struct shca_hw *hw);
+void shca_hw_sched_qp_init(struct shca_hw_qp *qp);
+void shca_hw_sched_kick(struct shca_hw_qp *qp);
+void shca_hw_sched_kick_now(struct shca_hw_qp *qp);
+void shca_hw_sched_retry(struct shca_hw_qp *qp, u32 usecs);
+void shca_hw_sched_cancel(struct shca_hw_qp *qp);
+void shca_hw_sched_run_here(struct shca_hw_qp *qp);
+bool shca_hw_sched_may_run(struct shca_hw *hw);
+
+/* shca_hw_window.c */
+void shca_hw_windows_init(struct shca_hw *hw);
+bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
+void shca_hw_window_wait(struct shca_hw_window *win);
+const char *shca_hw_window_name(enum shca_hw_window_id id);
+
+/* shca_hw_eq.c */
+enum shca_hw_status shca_hw_eq_cmd(struct shca_hw *hw,
+				   struct shca_hw_cmd *cmd);
+void shca_hw_evsrc_init(struct shca_hw_evsrc *src,
+			enum shca_hw_eqe_type type, u32 obj, u32 gen);
+void shca_hw_evsrc_del(struct shca_hw *hw, struct shca_hw_evsrc *src);
+void shca_hw_eq_raise(struct shca_hw *hw, struct shca_hw_evsrc *src,
+		      u32 kind);
+void shca_hw_eq_init(struct shca_hw *hw);
+void shca_hw_eq_fini(struct shca_hw *hw);
+
 /* shca_hw_cq.c */
 enum shca_hw_status shca_hw_cq_cmd(struct shca_hw *hw,
 				   struct shca_hw_cmd *cmd);
@@ -374,19 +455,16 @@ struct shca_hw_cq *shca_hw_cq_get(struct shca_hw *hw, u32 cqn);
 void shca_hw_cq_put(struct shca_hw_cq *cq);
 void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 		      bool solicited);
-void shca_hw_evsrc_init(struct shca_hw_evsrc *src,
-			enum shca_hw_eqe_type type, u32 obj, u32 gen);
-void shca_hw_evsrc_del(struct shca_hw *hw, struct shca_hw_evsrc *src);
-void shca_hw_eq_raise(struct shca_hw *hw, struct shca_hw_evsrc *src,
-		      u32 kind);
-void shca_hw_eq_init(struct shca_hw *hw);
 void shca_hw_cq_fini(struct shca_hw *hw);
-void shca_hw_eq_fini(struct shca_hw *hw);
 
-/* shca_hw_window.c */
-void shca_hw_windows_init(struct shca_hw *hw);
-bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
-void shca_hw_window_wait(struct shca_hw_window *win);
+/* shca_hw_srq.c */
+enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
+				    struct shca_hw_cmd *cmd);
+struct shca_hw_srq *shca_hw_srq_get(struct shca_hw *hw, u32 srqn);
+void shca_hw_srq_put(struct shca_hw_srq *srq);
+bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
+		     u32 *slot);
+void shca_hw_srq_fini(struct shca_hw *hw);
 
 /* shca_hw_qp.c */
 enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw,
@@ -395,9 +473,9 @@ struct shca_hw_qp *shca_hw_qp_get(struct shca_hw *hw, u32 qpn);
 void shca_hw_qp_put(struct shca_hw_qp *qp);
 void shca_hw_qp_to_err(struct shca_hw_qp *qp);
 void shca_hw_qp_event(struct shca_hw_qp *qp, enum shca_hw_event event);
-void shca_hw_srq_put(struct shca_hw_srq *srq);
-bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
-		     u32 *slot);
+u8 shca_hw_wqe_cqe_opcode(u32 opcode);
+void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq);
+bool shca_hw_qp_flush_pending(struct shca_hw_qp *qp, bool rq);
 void shca_hw_qp_fini(struct shca_hw *hw);
 
 /* shca_hw_mem.c */
@@ -455,11 +533,58 @@ bool shca_hw_mpt_fast_reg(struct shca_hw *hw, u32 pdn,
 			  const struct shca_hw_send_wqe *wqe);
 void shca_hw_mpt_fini(struct shca_hw *hw);
 
-/* shca_hw_engine.c */
-void shca_hw_engine_run(struct work_struct *work);
-bool shca_hw_engine_turn(struct shca_hw_qp *qp, bool caller);
-void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq);
+/* shca_hw_fabric.c */
+/* Where a message comes from, as the receiver's headers will say. */
+struct shca_hw_src {
+	u8 gid[SHCA_HW_GID_LEN];
+	u8 net_type;
+	u32 mtu;
+	u64 segment;
+};
+
+/**
+ * struct shca_hw_msg - one message on the wire, as the responder sees it
+ * @src_qp: the sending QP
+ * @src: the sender's GID and encapsulation
+ * @av: the address vector it was sent with
+ * @wqe: the sender's WQE
+ * @local: the sender's resolved local memory: the payload, or where a read
+ *	or atomic result goes
+ * @len: payload or read length
+ * @qkey: the Q_Key it carries, for UD
+ */
+struct shca_hw_msg {
+	struct shca_hw_qp *src_qp;
+	struct shca_hw_src src;
+	const struct shca_hw_av *av;
+	const struct shca_hw_send_wqe *wqe;
+	struct shca_hw_mem *local;
+	u64 len;
+	u32 qkey;
+};
+
+/* What the requester learns about its WQE. */
+struct shca_hw_result {
+	u8 status;
+	u32 byte_len;
+	bool rnr;
+	u8 rnr_timer;
+	bool no_ack;
+};
+
 void shca_hw_fabric_add(struct shca_hw *hw);
 void shca_hw_fabric_del(struct shca_hw *hw);
+bool shca_hw_fabric_source(struct shca_hw *hw, const struct shca_hw_av *av,
+			   struct shca_hw_src *src);
+struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
+					u64 segment);
+void shca_hw_fabric_grh(u8 *buf, const struct shca_hw_msg *m, const u8 *dgid);
+
+/* shca_hw_resp.c */
+u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
+		   struct shca_hw_result *res);
+
+/* shca_hw_req.c */
+bool shca_hw_req_turn(struct shca_hw_qp *qp, bool caller);
 
 #endif /* SHCA_HW_INT_H */

@@ -1,18 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca hardware model: the QP and SRQ context tables, the QP state
- * machine and the work queue doorbells.
+ * shca hardware model: QP contexts.
  *
- * QPNs are 24 bits and handed out cyclically from 2 (QP0 does not exist on
- * a RoCE port; QP1 is the GSI QP), so a freed QPN is not reissued until
- * the space wraps.  Each QP also has a generation, which events carry: a
- * device-wide count of the QPs created, so a reissued QPN never comes back
- * with a generation it had before (not until 2^32 QPs later), and the
- * device keeps nothing for a QPN nobody holds.
+ * The QP context table, the QP commands and state machine, the flush of a
+ * QP in error and the work queue doorbells.  QPNs are 24 bits and handed
+ * out cyclically from 2 (QP0 does not exist on a RoCE port; QP1 is the GSI
+ * QP), so a freed QPN is not reissued until the space wraps.  Each QP also
+ * has a generation, which events carry: a device-wide count of the QPs
+ * created, so a reissued QPN never comes back with a generation it had
+ * before (not until 2^32 QPs later), and the device keeps nothing for a
+ * QPN nobody holds.
  *
- * Fencing a QP (RESET, destroy) stops its execution unit and waits out any
- * inbound message its responder is handling; after that the engine writes
- * nothing for it.
+ * This unit holds state; it does not execute.  A doorbell or a change of
+ * state asks the scheduler (shca_hw_sched.c) for the QP's turn; the
+ * requester and the responder call in here, never the other way round.
+ * Fencing a QP (RESET, destroy) cancels its turn, waits for whoever runs
+ * it, and waits out any inbound message its responder is handling; after
+ * that nothing is written for it.
+ *
+ * Lock order: shca_hw.cmd_mutex (create; destroy only to hide and erase),
+ * then shca_hw_qp.modify_mutex (never under cmd_mutex), then
+ * shca_hw_qp.turn_mutex and shca_hw_qp.resp_mutex (a destroy's flush
+ * holds both), then shca_hw_qp.lock.  CQEs are written and events raised
+ * with shca_hw_qp.lock dropped.
  */
 #include <kunit/visibility.h>
 #include <linux/slab.h>
@@ -49,29 +59,6 @@ void shca_hw_qp_put(struct shca_hw_qp *qp)
 		complete(&qp->done);
 }
 
-static struct shca_hw_srq *shca_hw_srq_get(struct shca_hw *hw, u32 srqn)
-{
-	struct shca_hw_srq *srq;
-	unsigned long flags;
-
-	xa_lock_irqsave(&hw->srqs, flags);
-	srq = xa_load(&hw->srqs, srqn);
-	if (srq && !refcount_inc_not_zero(&srq->ref))
-		srq = NULL;
-	xa_unlock_irqrestore(&hw->srqs, flags);
-	return srq;
-}
-
-/**
- * shca_hw_srq_put() - drop a hold on an SRQ context
- * @srq: the context
- */
-void shca_hw_srq_put(struct shca_hw_srq *srq)
-{
-	if (refcount_dec_and_test(&srq->ref))
-		wake_up_var(&srq->ref);
-}
-
 /**
  * shca_hw_qp_event() - raise an affiliated event on a QP
  * @qp: the QP
@@ -80,11 +67,6 @@ void shca_hw_srq_put(struct shca_hw_srq *srq)
 void shca_hw_qp_event(struct shca_hw_qp *qp, enum shca_hw_event event)
 {
 	shca_hw_eq_raise(qp->hw, &qp->ev, event);
-}
-
-static void shca_hw_qp_kick(struct shca_hw_qp *qp)
-{
-	queue_delayed_work(qp->hw->engine_wq, &qp->engine, 0);
 }
 
 /**
@@ -99,46 +81,7 @@ void shca_hw_qp_to_err(struct shca_hw_qp *qp)
 	if (qp->attr.state == SHCA_QPS_RESET || qp->fenced)
 		return;
 	qp->attr.state = SHCA_QPS_ERR;
-	mod_delayed_work(qp->hw->engine_wq, &qp->engine, 0);
-}
-
-/**
- * shca_hw_srq_pop() - take the next posted WQE from an SRQ
- * @srq: the SRQ
- * @wqe: where to copy it
- * @slot: set to the slot it came from
- *
- * Raises the limit event, once per arming, when fewer WQEs than the limit
- * remain.
- *
- * Return: false if the SRQ is empty.
- */
-bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
-		     u32 *slot)
-{
-	u32 mask = (1U << srq->log_depth) - 1;
-	unsigned long flags;
-	bool fire = false;
-	u32 pi;
-
-	spin_lock_irqsave(&srq->lock, flags);
-	/* Pairs with the driver's release: slots and ring entries are set. */
-	pi = smp_load_acquire(&srq->dbrec->pi);
-	if (pi == srq->ci || pi - srq->ci > mask + 1) {
-		spin_unlock_irqrestore(&srq->lock, flags);
-		return false;
-	}
-	*slot = READ_ONCE(srq->index_ring[srq->ci & mask]) & mask;
-	memcpy(wqe, &srq->slots[*slot], sizeof(*wqe));
-	srq->ci++;
-	if (srq->limit && pi - srq->ci < srq->limit) {
-		srq->limit = 0;
-		fire = true;
-	}
-	spin_unlock_irqrestore(&srq->lock, flags);
-	if (fire)
-		shca_hw_eq_raise(srq->hw, &srq->ev, SHCA_EV_SRQ_LIMIT);
-	return true;
+	shca_hw_sched_kick_now(qp);
 }
 
 static bool shca_hw_wq_ok(const struct shca_hw_wq_desc *wq, u32 max_depth)
@@ -196,7 +139,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	mutex_init(&qp->turn_mutex);
 	mutex_init(&qp->resp_mutex);
 	spin_lock_init(&qp->lock);
-	INIT_DELAYED_WORK(&qp->engine, shca_hw_engine_run);
+	shca_hw_sched_qp_init(qp);
 	qp->attr.state = SHCA_QPS_RESET;
 	qp->attr.mtu = 1024;
 	qp->sq.ring = in->sq.ring;
@@ -259,6 +202,117 @@ err:
 	return status;
 }
 
+static const u8 shca_hw_cqe_opcodes[SHCA_WQE_NUM_OPCODES] = {
+	[SHCA_WQE_SEND]			= SHCA_CQE_SEND,
+	[SHCA_WQE_SEND_IMM]		= SHCA_CQE_SEND,
+	[SHCA_WQE_SEND_INV]		= SHCA_CQE_SEND,
+	[SHCA_WQE_RDMA_WRITE]		= SHCA_CQE_RDMA_WRITE,
+	[SHCA_WQE_RDMA_WRITE_IMM]	= SHCA_CQE_RDMA_WRITE,
+	[SHCA_WQE_RDMA_READ]		= SHCA_CQE_RDMA_READ,
+	[SHCA_WQE_ATOMIC_CS]		= SHCA_CQE_ATOMIC_CS,
+	[SHCA_WQE_ATOMIC_FA]		= SHCA_CQE_ATOMIC_FA,
+	[SHCA_WQE_LOCAL_INV]		= SHCA_CQE_LOCAL_INV,
+	[SHCA_WQE_REG_MR]		= SHCA_CQE_REG_MR,
+};
+
+/**
+ * shca_hw_wqe_cqe_opcode() - the CQE opcode that completes a send WQE
+ * @opcode: the WQE's opcode, as the driver wrote it
+ *
+ * Return: the CQE opcode; an opcode the device does not know is taken
+ * modulo the number it knows.
+ */
+u8 shca_hw_wqe_cqe_opcode(u32 opcode)
+{
+	return shca_hw_cqe_opcodes[opcode % SHCA_WQE_NUM_OPCODES];
+}
+
+/**
+ * shca_hw_qp_flush() - complete a QP's outstanding WQEs with a flush error
+ * @qp: the QP, in ERR or SQE
+ * @rq: flush the receive queue too, not only the send queue
+ *
+ * For a QP on an SRQ, flushing the receive side raises the last WQE
+ * reached event, once.
+ */
+void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
+{
+	struct shca_hw_cqe cqe = { .qpn = qp->qpn,
+				   .status = SHCA_CQE_WR_FLUSH_ERR };
+	const struct shca_hw_send_wqe *sq = qp->sq.ring;
+	u32 smask = (1U << qp->sq.log_depth) - 1;
+	u32 rmask = (1U << qp->rq.log_depth) - 1;
+	u32 sq_first = 0, sq_n = 0, rq_first = 0, rq_n = 0, pi, i;
+	bool last_wqe = false;
+	unsigned long flags;
+
+	mutex_lock(&qp->resp_mutex);
+	spin_lock_irqsave(&qp->lock, flags);
+	if (!qp->fenced) {
+		/* Pairs with the driver's release: WQEs below pi are written. */
+		pi = smp_load_acquire(&qp->dbrec->sq_pi);
+		if (pi - qp->sq.ci <= smask + 1) {
+			sq_first = qp->sq.ci;
+			sq_n = pi - sq_first;
+			qp->sq.ci = pi;
+		}
+		if (rq && !qp->srq) {
+			/* As above, for the receive queue. */
+			pi = smp_load_acquire(&qp->dbrec->rq_pi);
+			if (pi - qp->rq.ci <= rmask + 1) {
+				rq_first = qp->rq.ci;
+				rq_n = pi - rq_first;
+				qp->rq.ci = pi;
+			}
+		}
+		if (rq && qp->srq && !qp->last_wqe_sent) {
+			qp->last_wqe_sent = true;
+			last_wqe = true;
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	/*
+	 * Writing a CQE may sleep, so it happens unlocked.  The WQEs stay the
+	 * device's until their CQEs are out: the driver cannot reuse their
+	 * slots meanwhile, and a fence waits for the responder mutex.
+	 */
+	for (i = 0; i < sq_n; i++) {
+		cqe.wqe_idx = (sq_first + i) & smask;
+		cqe.opcode = shca_hw_wqe_cqe_opcode(sq[cqe.wqe_idx].opcode);
+		shca_hw_cq_write(qp->scq, &cqe, false);
+	}
+	cqe.opcode = SHCA_CQE_RECV;
+	for (i = 0; i < rq_n; i++) {
+		cqe.wqe_idx = (rq_first + i) & rmask;
+		shca_hw_cq_write(qp->rcq, &cqe, false);
+	}
+	mutex_unlock(&qp->resp_mutex);
+	shca_hw_count_add(qp->hw, SHCA_CNT_FLUSHED, sq_n + rq_n);
+	if (last_wqe)
+		shca_hw_qp_event(qp, SHCA_EV_QP_LAST_WQE);
+}
+
+/**
+ * shca_hw_qp_flush_pending() - whether shca_hw_qp_flush() has work
+ * @qp: the QP, locked
+ * @rq: the receive side counts too
+ *
+ * Return: true if a WQE is outstanding, or an SRQ-attached QP still owes
+ * its last WQE reached event.
+ */
+bool shca_hw_qp_flush_pending(struct shca_hw_qp *qp, bool rq)
+{
+	lockdep_assert_held(&qp->lock);
+	if (READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci)
+		return true;
+	if (!rq)
+		return false;
+	if (qp->srq)
+		return !qp->last_wqe_sent;
+	return READ_ONCE(qp->dbrec->rq_pi) != qp->rq.ci;
+}
+
 /* The transitions IBTA allows, whatever the attributes. */
 static bool shca_hw_qp_transition_ok(u32 type, u32 cur, u32 next)
 {
@@ -288,7 +342,7 @@ static bool shca_hw_qp_transition_ok(u32 type, u32 cur, u32 next)
  */
 static void shca_hw_qp_fence(struct shca_hw_qp *qp)
 {
-	cancel_delayed_work_sync(&qp->engine);
+	shca_hw_sched_cancel(qp);
 	/* A doorbell may be running the turn in its caller's context. */
 	mutex_lock(&qp->turn_mutex);
 	mutex_unlock(&qp->turn_mutex);
@@ -399,9 +453,9 @@ static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
 	if (next == SHCA_QPS_RESET)
 		shca_hw_qp_fence(qp);
 	else if (next == SHCA_QPS_ERR)
-		mod_delayed_work(hw->engine_wq, &qp->engine, 0);
+		shca_hw_sched_kick_now(qp);
 	else if (next != cur || next == SHCA_QPS_RTS)
-		shca_hw_qp_kick(qp);
+		shca_hw_sched_kick(qp);
 	mutex_unlock(&qp->modify_mutex);
 	shca_hw_qp_put(qp);
 	return SHCA_HW_OK;
@@ -469,7 +523,7 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	qp->last_wqe_sent = true;
 	spin_unlock_irq(&qp->lock);
 	if (flush) {
-		cancel_delayed_work_sync(&qp->engine);
+		shca_hw_sched_cancel(qp);
 		/* No turn may complete a WQE the flush completes. */
 		mutex_lock(&qp->turn_mutex);
 		shca_hw_qp_flush(qp, true);
@@ -569,12 +623,11 @@ u32 shca_hw_qpn_entries(struct shca_hw *hw)
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_qpn_entries);
 
 /**
- * shca_hw_qp_fini() - free what is left of the QP and SRQ tables
+ * shca_hw_qp_fini() - free what is left of the QP table
  * @hw: the device
  */
 void shca_hw_qp_fini(struct shca_hw *hw)
 {
-	struct shca_hw_srq *srq;
 	struct shca_hw_qp *qp;
 	unsigned long index;
 
@@ -584,105 +637,16 @@ void shca_hw_qp_fini(struct shca_hw *hw)
 		mutex_unlock(&hw->cmd_mutex);
 		shca_hw_qp_free(hw, qp, false);
 	}
-	xa_for_each(&hw->srqs, index, srq) {
-		xa_erase_irq(&hw->srqs, index);
-		shca_hw_evsrc_del(hw, &srq->ev);
-		kfree(srq);
-	}
-}
-
-static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
-					      struct shca_hw_cmd *cmd)
-{
-	const struct shca_hw_srq_create *in = &cmd->in.srq;
-	struct shca_hw_srq *srq;
-	int err;
-
-	if (!in->pdn || in->pdn > hw->caps->max_pd || !in->slots ||
-	    !in->index_ring || !in->dbrec || !in->log_depth ||
-	    in->log_depth > SHCA_HW_MAX_LOG_DEPTH ||
-	    (1U << in->log_depth) > hw->caps->max_srq_wr ||
-	    in->max_sge > SHCA_HW_MAX_SGE || in->limit > (1U << in->log_depth))
-		return SHCA_HW_BAD_PARAM;
-	srq = kzalloc(sizeof(*srq), GFP_KERNEL_ACCOUNT);
-	if (!srq)
-		return SHCA_HW_NO_RESOURCES;
-	srq->hw = hw;
-	refcount_set(&srq->ref, 1);
-	spin_lock_init(&srq->lock);
-	srq->pdn = in->pdn;
-	srq->slots = in->slots;
-	srq->index_ring = in->index_ring;
-	srq->log_depth = in->log_depth;
-	srq->dbrec = in->dbrec;
-	srq->ci = READ_ONCE(in->dbrec->pi);
-	srq->limit = in->limit;
-	srq->max_sge = in->max_sge;
-	atomic_set(&srq->assoc, 0);
-	shca_hw_evsrc_init(&srq->ev, SHCA_EQE_SRQ, 0, 0);
-	err = xa_alloc_irq(&hw->srqs, &cmd->out.num, srq,
-			   XA_LIMIT(1, hw->caps->max_srq), GFP_KERNEL);
-	if (err < 0) {
-		kfree(srq);
-		return SHCA_HW_NO_RESOURCES;
-	}
-	srq->srqn = cmd->out.num;
-	srq->ev.obj = srq->srqn;
-	return SHCA_HW_OK;
-}
-
-static enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
-					   struct shca_hw_cmd *cmd)
-{
-	struct shca_hw_srq *srq;
-
-	if (cmd->opcode == SHCA_CMD_CREATE_SRQ)
-		return shca_hw_create_srq(hw, cmd);
-	if (cmd->opcode == SHCA_CMD_DESTROY_SRQ) {
-		xa_lock_irq(&hw->srqs);
-		srq = xa_load(&hw->srqs, cmd->index);
-		if (!srq || atomic_read(&srq->assoc)) {
-			xa_unlock_irq(&hw->srqs);
-			return srq ? SHCA_HW_BUSY : SHCA_HW_BAD_INDEX;
-		}
-		__xa_erase(&hw->srqs, cmd->index);
-		xa_unlock_irq(&hw->srqs);
-		shca_hw_srq_put(srq);
-		wait_var_event(&srq->ref, !refcount_read(&srq->ref));
-		shca_hw_evsrc_del(hw, &srq->ev);
-		kfree(srq);
-		return SHCA_HW_OK;
-	}
-
-	srq = shca_hw_srq_get(hw, cmd->index);
-	if (!srq)
-		return SHCA_HW_BAD_INDEX;
-	spin_lock_irq(&srq->lock);
-	if (cmd->opcode == SHCA_CMD_MODIFY_SRQ) {
-		if (cmd->in.srq_limit > (1U << srq->log_depth)) {
-			spin_unlock_irq(&srq->lock);
-			shca_hw_srq_put(srq);
-			return SHCA_HW_BAD_PARAM;
-		}
-		srq->limit = cmd->in.srq_limit;
-	} else {
-		cmd->out.srq.limit = srq->limit;
-		cmd->out.srq.pi = READ_ONCE(srq->dbrec->pi);
-		cmd->out.srq.ci = srq->ci;
-		cmd->out.srq.assoc = atomic_read(&srq->assoc);
-	}
-	spin_unlock_irq(&srq->lock);
-	shca_hw_srq_put(srq);
-	return SHCA_HW_OK;
 }
 
 /**
- * shca_hw_qp_cmd() - run a QP or SRQ command
+ * shca_hw_qp_cmd() - run a QP command
  * @hw: the device
  * @cmd: the command
  *
- * DESTROY_QP comes without the command mutex and takes it itself; the
- * others come with it held.
+ * CREATE_QP comes with the command mutex held.  DESTROY_QP comes without
+ * it and takes it itself; MODIFY_QP and QUERY_QP do without it, holding
+ * the QP by reference.
  *
  * Return: the completion status.
  */
@@ -697,11 +661,6 @@ enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		return shca_hw_query_qp(hw, cmd);
 	case SHCA_CMD_DESTROY_QP:
 		return shca_hw_destroy_qp(hw, cmd->index);
-	case SHCA_CMD_CREATE_SRQ:
-	case SHCA_CMD_MODIFY_SRQ:
-	case SHCA_CMD_QUERY_SRQ:
-	case SHCA_CMD_DESTROY_SRQ:
-		return shca_hw_srq_cmd(hw, cmd);
 	default:
 		return SHCA_HW_BAD_OPCODE;
 	}
@@ -719,7 +678,7 @@ void shca_hw_ring_sq(struct shca_hw *hw, u32 qpn)
 	if (!qp)
 		return;
 	shca_hw_count(hw, SHCA_CNT_DOORBELLS);
-	shca_hw_qp_kick(qp);
+	shca_hw_sched_kick(qp);
 	shca_hw_qp_put(qp);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_sq);
@@ -735,7 +694,8 @@ EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_sq);
  * runs WQEs until it has moved SHCA_HW_RUN_BYTES of payload or the
  * budget of an execution unit, and queues the rest as usual.  A turn held
  * back by an RNR or transport retry timer stays queued.  For process
- * context only; the caller holds no lock.
+ * context only; the caller holds no lock.  The scheduler decides
+ * (shca_hw_sched_run_here()).
  */
 void shca_hw_ring_sq_run(struct shca_hw *hw, u32 qpn)
 {
@@ -746,20 +706,7 @@ void shca_hw_ring_sq_run(struct shca_hw *hw, u32 qpn)
 	if (!qp)
 		return;
 	shca_hw_count(hw, SHCA_CNT_DOORBELLS);
-	/* Only a turn's runner queues a retry: none is pending unseen. */
-	if (!delayed_work_pending(&qp->engine) &&
-	    mutex_trylock(&qp->turn_mutex)) {
-		if (!delayed_work_pending(&qp->engine)) {
-			shca_hw_count(hw, SHCA_CNT_DOORBELL_RUNS);
-			if (shca_hw_engine_turn(qp, true))
-				shca_hw_qp_kick(qp);
-			mutex_unlock(&qp->turn_mutex);
-			shca_hw_qp_put(qp);
-			return;
-		}
-		mutex_unlock(&qp->turn_mutex);
-	}
-	shca_hw_qp_kick(qp);
+	shca_hw_sched_run_here(qp);
 	shca_hw_qp_put(qp);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_sq_run);
@@ -780,7 +727,7 @@ void shca_hw_ring_rq(struct shca_hw *hw, u32 qpn)
 		return;
 	shca_hw_count(hw, SHCA_CNT_DOORBELLS);
 	if (READ_ONCE(qp->attr.state) == SHCA_QPS_ERR)
-		shca_hw_qp_kick(qp);
+		shca_hw_sched_kick(qp);
 	shca_hw_qp_put(qp);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_rq);

@@ -16,6 +16,14 @@
  * them the execution units and commands that write to it.  A hold nobody
  * releases gives up after SHCA_HW_WIN_HOLD_MS, and the give-up is
  * counted; a delay is capped at SHCA_HW_WIN_MAX_DELAY_US.
+ *
+ * The windows are the model's: the driver only passes through one
+ * (shca_hw_window_pass()); tests reach them through shca_hw_test.h and
+ * the model's debugfs files.
+ *
+ * Lock order: none of its own.  A pass sleeps with no spinlock held; the
+ * CQE publish window is passed with the CQ's write_mutex held, the
+ * memory access window with the responder's resp_mutex.
  */
 #include <kunit/visibility.h>
 #include <linux/delay.h>
@@ -24,6 +32,23 @@
 
 #define SHCA_HW_WIN_HOLD_MS		30000
 #define SHCA_HW_WIN_MAX_DELAY_US	100000
+
+static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
+	[SHCA_WIN_CQE_PUBLISH]	= "cqe_publish",
+	[SHCA_WIN_FENCE_SWEEP]	= "fence_sweep",
+	[SHCA_WIN_MEM_ACCESS]	= "mem_access",
+};
+
+/**
+ * shca_hw_window_name() - a window's name, as debugfs shows it
+ * @id: the window
+ *
+ * Return: the name.
+ */
+const char *shca_hw_window_name(enum shca_hw_window_id id)
+{
+	return shca_hw_window_names[id];
+}
 
 /**
  * shca_hw_windows_init() - set up a new device's race windows, all idle
@@ -44,7 +69,7 @@ void shca_hw_windows_init(struct shca_hw *hw)
  * @hw: the device
  * @id: which window
  *
- * Return: the window; its @delay_us and @qpn may be written directly.
+ * Return: the window, a handle for the functions below.
  */
 struct shca_hw_window *shca_hw_window(struct shca_hw *hw,
 				      enum shca_hw_window_id id)
@@ -105,18 +130,79 @@ void shca_hw_window_wait(struct shca_hw_window *win)
 
 /**
  * shca_hw_window_pass() - go through a race window
- * @win: the window
+ * @hw: the device
+ * @id: the window
  * @qpn: the QP the pass is for
  *
  * Sleeps the window's delay, and stops here if the window is armed, until
- * shca_hw_window_release().
+ * shca_hw_window_release().  May sleep; the caller holds no spinlock.
  */
-void shca_hw_window_pass(struct shca_hw_window *win, u32 qpn)
+void shca_hw_window_pass(struct shca_hw *hw, enum shca_hw_window_id id,
+			 u32 qpn)
 {
+	struct shca_hw_window *win = &hw->windows[id];
+
 	if (shca_hw_window_enter(win, qpn))
 		shca_hw_window_wait(win);
 }
-EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_pass);
+
+/**
+ * shca_hw_window_set_qpn() - count, delay and hold only one QP's passes
+ * @win: the window
+ * @qpn: the QPN, or 0 for every QP
+ */
+void shca_hw_window_set_qpn(struct shca_hw_window *win, u32 qpn)
+{
+	WRITE_ONCE(win->qpn, qpn);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_set_qpn);
+
+/**
+ * shca_hw_window_set_delay() - make every pass through a window sleep
+ * @win: the window
+ * @delay_us: how long, capped at SHCA_HW_WIN_MAX_DELAY_US; 0 for none
+ */
+void shca_hw_window_set_delay(struct shca_hw_window *win, u32 delay_us)
+{
+	WRITE_ONCE(win->delay_us, delay_us);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_set_delay);
+
+/**
+ * shca_hw_window_state() - whether a window is idle, armed or holding
+ * @win: the window
+ *
+ * Return: SHCA_HW_WIN_IDLE, SHCA_HW_WIN_ARMED or SHCA_HW_WIN_HELD.
+ */
+int shca_hw_window_state(struct shca_hw_window *win)
+{
+	return atomic_read(&win->state);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_state);
+
+/**
+ * shca_hw_window_passes() - passes through a window so far
+ * @win: the window
+ *
+ * Return: the passes counted (those of its QPN only, if it has one).
+ */
+u64 shca_hw_window_passes(struct shca_hw_window *win)
+{
+	return atomic64_read(&win->passes);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_passes);
+
+/**
+ * shca_hw_window_timeouts() - holds a window gave up
+ * @win: the window
+ *
+ * Return: the holds nobody released within SHCA_HW_WIN_HOLD_MS.
+ */
+int shca_hw_window_timeouts(struct shca_hw_window *win)
+{
+	return atomic_read(&win->timeouts);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_timeouts);
 
 /**
  * shca_hw_window_arm() - make the next matching pass stop in the window

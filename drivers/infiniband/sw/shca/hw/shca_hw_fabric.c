@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca hardware model: the fabric.
+ *
+ * The fabric is the list of every shca device in the kernel, cut into
+ * segments: each port reports, with its link state, the segment it is
+ * cabled to.  A message is routed by destination GID to the device on the
+ * sender's segment whose GID table holds it and whose port is up, then by
+ * QPN to the QP; it never touches a netdev.  Loopback on one device is the
+ * same path.  The fabric also builds the headers a UD receive starts
+ * with: a GRH for RoCE v1, an IPv6 or IPv4 header for RoCE v2.
+ *
+ * Lock order: shca_fabric_lock (read side while routing) comes after the
+ * sender's turn_mutex and before any QP, CQ or EQ lock; under it a
+ * device's shca_hw.lock (its port and GID table) and the QP table's
+ * xarray lock are taken, and nothing else.  Routing holds no lock of the
+ * sending QP.
+ */
+#include <asm/checksum.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+
+#include "shca_hw_int.h"
+
+/* Every device in the kernel, for routing. */
+static LIST_HEAD(shca_fabric);
+/* Guards shca_fabric. */
+static DEFINE_RWLOCK(shca_fabric_lock);
+
+/**
+ * shca_hw_fabric_add() - connect a device to the fabric
+ * @hw: the device
+ */
+void shca_hw_fabric_add(struct shca_hw *hw)
+{
+	write_lock(&shca_fabric_lock);
+	list_add_tail(&hw->fabric_node, &shca_fabric);
+	write_unlock(&shca_fabric_lock);
+}
+
+/**
+ * shca_hw_fabric_del() - disconnect a device from the fabric
+ * @hw: the device
+ */
+void shca_hw_fabric_del(struct shca_hw *hw)
+{
+	write_lock(&shca_fabric_lock);
+	list_del_init(&hw->fabric_node);
+	write_unlock(&shca_fabric_lock);
+}
+
+/* The largest IB MTU whose packets, with RoCE headers, fit the link. */
+static u32 shca_hw_link_mtu(u32 link_mtu)
+{
+	u32 mtu;
+
+	for (mtu = 4096; mtu > 256; mtu >>= 1)
+		if (mtu + 96 <= link_mtu)
+			break;
+	return mtu;
+}
+
+/**
+ * shca_hw_fabric_source() - where a message from a device comes from
+ * @hw: the sending device
+ * @av: the address vector it is sent with
+ * @src: filled in: the source GID, its encapsulation, the path MTU and
+ *	the segment the port is cabled to
+ *
+ * Return: false if the port is down or the source GID is not valid.
+ */
+bool shca_hw_fabric_source(struct shca_hw *hw, const struct shca_hw_av *av,
+			   struct shca_hw_src *src)
+{
+	static const u8 v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
+	const struct shca_hw_gid_entry *e;
+	unsigned long flags;
+	bool ok;
+
+	if (av->sgid_index >= hw->caps->gid_tbl_len)
+		return false;
+	spin_lock_irqsave(&hw->lock, flags);
+	e = &hw->gids[av->sgid_index];
+	ok = hw->port.link_up && e->valid;
+	if (ok) {
+		memcpy(src->gid, e->gid, SHCA_HW_GID_LEN);
+		src->mtu = shca_hw_link_mtu(hw->port.mtu);
+		src->segment = hw->port.segment;
+		if (e->type == SHCA_HW_GID_ROCE_V1)
+			src->net_type = SHCA_NET_ROCE_V1;
+		else if (!memcmp(e->gid, v4_prefix, sizeof(v4_prefix)))
+			src->net_type = SHCA_NET_IPV4;
+		else
+			src->net_type = SHCA_NET_IPV6;
+	}
+	spin_unlock_irqrestore(&hw->lock, flags);
+	return ok;
+}
+
+static bool shca_hw_owns_gid(struct shca_hw *hw, const u8 *gid, u64 segment)
+{
+	unsigned long flags;
+	bool found = false;
+	u32 i;
+
+	spin_lock_irqsave(&hw->lock, flags);
+	if (hw->port.link_up && hw->port.segment == segment) {
+		for (i = 0; i < hw->caps->gid_tbl_len && !found; i++)
+			found = hw->gids[i].valid &&
+				!memcmp(hw->gids[i].gid, gid, SHCA_HW_GID_LEN);
+	}
+	spin_unlock_irqrestore(&hw->lock, flags);
+	return found;
+}
+
+/**
+ * shca_hw_fabric_route() - find the QP a message is for, and hold it
+ * @dgid: the destination GID
+ * @dqpn: the destination QPN
+ * @segment: the sender's segment
+ *
+ * Return: the QP, referenced (shca_hw_qp_put()), or NULL when no device
+ * on @segment with its port up holds @dgid, or it has no such QP.
+ */
+struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
+					u64 segment)
+{
+	struct shca_hw_qp *qp = NULL;
+	struct shca_hw *hw;
+
+	read_lock(&shca_fabric_lock);
+	list_for_each_entry(hw, &shca_fabric, fabric_node) {
+		if (shca_hw_owns_gid(hw, dgid, segment)) {
+			qp = shca_hw_qp_get(hw, dqpn & SHCA_HW_QPN_MASK);
+			break;
+		}
+	}
+	read_unlock(&shca_fabric_lock);
+	return qp;
+}
+
+/**
+ * shca_hw_fabric_grh() - the header that leads a UD receive
+ * @buf: SHCA_HW_GRH_LEN bytes, filled in
+ * @m: the message
+ * @dgid: its destination GID
+ *
+ * A GRH for RoCE v1 and for RoCE v2 over IPv6 (an IPv6 header), an IPv4
+ * header in the last 20 bytes for RoCE v2 over IPv4.
+ */
+void shca_hw_fabric_grh(u8 *buf, const struct shca_hw_msg *m, const u8 *dgid)
+{
+	memset(buf, 0, SHCA_HW_GRH_LEN);
+	if (m->src.net_type == SHCA_NET_IPV4) {
+		struct iphdr *ip = (struct iphdr *)(buf + 20);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = m->av->traffic_class;
+		ip->tot_len = htons(m->len + 20 + 8 + 12 + 4);
+		ip->ttl = m->av->hop_limit ?: 64;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, m->src.gid + 12, 4);
+		memcpy(&ip->daddr, dgid + 12, 4);
+		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)buf;
+		__be32 vtf = cpu_to_be32(6U << 28 |
+					 (u32)m->av->traffic_class << 20 |
+					 (m->av->flow_label & 0xfffff));
+
+		memcpy(ip6, &vtf, sizeof(vtf));
+		ip6->payload_len = htons(m->len + 12 + 4);
+		ip6->nexthdr = m->src.net_type == SHCA_NET_ROCE_V1 ?
+			       0x1b : IPPROTO_UDP;
+		ip6->hop_limit = m->av->hop_limit;
+		memcpy(&ip6->saddr, m->src.gid, SHCA_HW_GID_LEN);
+		memcpy(&ip6->daddr, dgid, SHCA_HW_GID_LEN);
+	}
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca hardware model: the requester.
+ *
+ * A QP's turn (shca_hw_req_turn()), run by an execution unit or by a
+ * doorbell's caller as the scheduler (shca_hw_sched.c) decides, takes
+ * send WQEs in order and executes each to the end - local checks, routing
+ * (shca_hw_fabric.c), the peer's responder (shca_hw_resp.c), the reply -
+ * and completes it before taking the next.  Because one WQE is finished
+ * before the next starts, a fenced WQE never has an RDMA read or atomic
+ * of its own QP in flight ahead of it.  RNR and transport retries put the
+ * turn back in the scheduler's queue with a delay.  A QP in ERR or SQE is
+ * flushed by its turn (shca_hw_qp_flush()).
+ *
+ * Lock order: the turn runs under shca_hw_qp.turn_mutex; it takes the
+ * QP's lock to read and update its context and drops it before it
+ * executes a WQE, so the peer's resp_mutex, the fabric lock, the MPT
+ * and the CQ are all taken with no lock of the sending QP but turn_mutex.
+ */
+#include <linux/lockdep.h>
+#include <linux/minmax.h>
+
+#include "shca_hw_int.h"
+
+#define SHCA_HW_BUDGET		64
+/* Payload bytes a doorbell's caller moves itself before it hands over. */
+#define SHCA_HW_RUN_BYTES	8192
+#define SHCA_HW_RNR_INFINITE	7
+#define SHCA_HW_MAX_TIMEOUT_US	100000
+
+static bool shca_hw_opcode_ok(const struct shca_hw_qp *qp, u32 opcode)
+{
+	/* A process's WQEs cannot name kernel memory. */
+	if (qp->user && (opcode == SHCA_WQE_LOCAL_INV ||
+			 opcode == SHCA_WQE_REG_MR))
+		return false;
+	switch (qp->type) {
+	case SHCA_QPT_UD:
+	case SHCA_QPT_GSI:
+		return opcode == SHCA_WQE_SEND || opcode == SHCA_WQE_SEND_IMM;
+	case SHCA_QPT_UC:
+		return opcode == SHCA_WQE_SEND || opcode == SHCA_WQE_SEND_IMM ||
+		       opcode == SHCA_WQE_SEND_INV ||
+		       opcode == SHCA_WQE_RDMA_WRITE ||
+		       opcode == SHCA_WQE_RDMA_WRITE_IMM ||
+		       opcode == SHCA_WQE_LOCAL_INV ||
+		       opcode == SHCA_WQE_REG_MR;
+	case SHCA_QPT_RC:
+		return opcode < SHCA_WQE_NUM_OPCODES;
+	default:
+		return false;
+	}
+}
+
+/* Execute one send WQE from start to finish.  No QP lock is held. */
+static void shca_hw_execute(struct shca_hw_qp *qp,
+			    const struct shca_hw_send_wqe *w,
+			    const struct shca_hw_qp_attr *attr,
+			    struct shca_hw_result *res)
+{
+	struct shca_hw *hw = qp->hw;
+	bool ud = qp->type == SHCA_QPT_UD || qp->type == SHCA_QPT_GSI;
+	bool atomic = w->opcode == SHCA_WQE_ATOMIC_CS ||
+		      w->opcode == SHCA_WQE_ATOMIC_FA;
+	struct shca_hw_msg m = { .src_qp = qp, .wqe = w };
+	struct shca_hw_mem local;
+	struct shca_hw_qp *dqp;
+	u32 access = 0;
+	bool routable;
+
+	if (!shca_hw_opcode_ok(qp, w->opcode) ||
+	    ((w->flags & SHCA_WQE_F_INLINE) &&
+	     (w->inline_len > qp->max_inline || w->opcode > SHCA_WQE_RDMA_WRITE_IMM)) ||
+	    (!(w->flags & SHCA_WQE_F_INLINE) && w->num_sge > qp->max_send_sge)) {
+		res->status = SHCA_CQE_LOC_QP_OP_ERR;
+		return;
+	}
+	if (w->opcode == SHCA_WQE_LOCAL_INV) {
+		if (!shca_hw_mpt_invalidate(hw, qp->pdn, w->imm_inv, false)) {
+			shca_hw_count(hw, SHCA_CNT_LOC_PROT_ERR);
+			res->status = SHCA_CQE_LOC_PROT_ERR;
+		}
+		return;
+	}
+	if (w->opcode == SHCA_WQE_REG_MR) {
+		if (!shca_hw_mpt_fast_reg(hw, qp->pdn, w))
+			res->status = SHCA_CQE_MW_BIND_ERR;
+		return;
+	}
+
+	if (w->flags & SHCA_WQE_F_INLINE) {
+		/* @w is the engine's own copy of the WQE. */
+		shca_hw_mem_inline(&local, w->inline_data, w->inline_len);
+	} else {
+		if (w->opcode == SHCA_WQE_RDMA_READ || atomic)
+			access = SHCA_ACCESS_LOCAL_WRITE;
+		res->status = shca_hw_mem_resolve(hw, qp->pdn, w->sge,
+						  w->num_sge, access, &local);
+		if (res->status != SHCA_CQE_OK)
+			return;
+	}
+	m.local = &local;
+	m.len = local.total;
+	m.av = ud ? &w->ud.av : &attr->av;
+	m.qkey = w->ud.remote_qkey & SHCA_HW_QKEY_PRIVILEGED ?
+		 attr->qkey : w->ud.remote_qkey;
+	routable = shca_hw_fabric_source(hw, m.av, &m.src);
+	if ((atomic && m.len != 8) || m.len > hw->caps->max_msg_sz ||
+	    (ud && routable && m.len > m.src.mtu)) {
+		shca_hw_count(hw, SHCA_CNT_LEN_ERR);
+		res->status = SHCA_CQE_LOC_LEN_ERR;
+		goto out;
+	}
+
+	dqp = NULL;
+	if (routable)
+		dqp = shca_hw_fabric_route(m.av->dgid,
+					   ud ? w->ud.remote_qpn :
+					   attr->dest_qpn, m.src.segment);
+	if (!dqp) {
+		if (qp->type == SHCA_QPT_RC)
+			res->no_ack = true;
+		else
+			shca_hw_count(hw, SHCA_CNT_DROPPED);
+		goto out;
+	}
+	res->status = shca_hw_respond(dqp, &m, res);
+	shca_hw_qp_put(dqp);
+	if (res->status == SHCA_CQE_OK && !res->rnr && !res->no_ack) {
+		res->byte_len = m.len;
+		shca_hw_count_add(hw, SHCA_CNT_TX_BYTES, m.len);
+	}
+out:
+	shca_hw_mem_release(&local);
+}
+
+/* Microseconds an RNR NAK timer value asks for (IBTA table 45). */
+static u32 shca_hw_rnr_usecs(u8 timer)
+{
+	static const u32 usecs[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
+		960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480,
+		30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
+		491520,
+	};
+
+	return usecs[timer & 31];
+}
+
+static u32 shca_hw_timeout_usecs(u8 timeout)
+{
+	if (!timeout || timeout > 14)
+		return SHCA_HW_MAX_TIMEOUT_US;
+	return min_t(u32, (4096U << timeout) / 1000, SHCA_HW_MAX_TIMEOUT_US);
+}
+
+/* Payload bytes a send WQE moves, as far as its fields can say. */
+static u64 shca_hw_wqe_bytes(const struct shca_hw_send_wqe *w)
+{
+	u64 bytes = 0;
+	u32 i;
+
+	if (w->flags & SHCA_WQE_F_INLINE)
+		return w->inline_len;
+	/* Too many SGEs: execution rejects the WQE, at no cost. */
+	for (i = 0; i < w->num_sge && i < ARRAY_SIZE(w->sge); i++)
+		bytes += w->sge[i].length;
+	return bytes;
+}
+
+/*
+ * One step of a QP's turn: execute the WQE at the head of the SQ.  With
+ * @bytes_left (a doorbell's caller running the turn), a WQE that moves
+ * more payload than that is left for an execution unit, and @handover
+ * says so.  Returns false when there is nothing more to do for now.
+ */
+static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
+				bool *handover)
+{
+	struct shca_hw_cqe cqe = { .qpn = qp->qpn };
+	struct shca_hw_result res = {};
+	struct shca_hw_qp_attr attr;
+	struct shca_hw_send_wqe w;
+	unsigned long flags;
+	u32 mask = (1U << qp->sq.log_depth) - 1;
+	u32 pi, state, delay = 0;
+	bool event = false, flush, signaled;
+	u64 bytes = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	state = qp->attr.state;
+	if (qp->fenced || state == SHCA_QPS_RESET) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return false;
+	}
+	if (state == SHCA_QPS_ERR || state == SHCA_QPS_SQE) {
+		flush = shca_hw_qp_flush_pending(qp, state == SHCA_QPS_ERR);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (flush && shca_hw_sched_may_run(qp->hw))
+			shca_hw_qp_flush(qp, state == SHCA_QPS_ERR);
+		return false;
+	}
+	/* Pairs with the driver's release: the WQEs below pi are written. */
+	pi = smp_load_acquire(&qp->dbrec->sq_pi);
+	if (state == SHCA_QPS_SQD && qp->attr.sqd_notify &&
+	    !qp->sqd_notified) {
+		qp->sqd_notified = true;
+		event = true;
+	}
+	if (state != SHCA_QPS_RTS || pi == qp->sq.ci) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (event)
+			shca_hw_qp_event(qp, SHCA_EV_SQ_DRAINED);
+		return false;
+	}
+	if (pi - qp->sq.ci > mask + 1) {
+		/* The driver wrote a producer index the ring cannot hold. */
+		shca_hw_qp_to_err(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		shca_hw_qp_event(qp, SHCA_EV_QP_FATAL);
+		return false;
+	}
+	memcpy(&w, (struct shca_hw_send_wqe *)qp->sq.ring + (qp->sq.ci & mask),
+	       sizeof(w));
+	/*
+	 * A WQE the caller leaves to an execution unit is handed over before
+	 * it can take a paused device's single step: the unit needs the step.
+	 */
+	if (bytes_left) {
+		bytes = shca_hw_wqe_bytes(&w);
+		if (bytes > *bytes_left) {
+			spin_unlock_irqrestore(&qp->lock, flags);
+			*handover = true;
+			return false;
+		}
+	}
+	if (!shca_hw_sched_may_run(qp->hw)) {
+		/* Paused: shca_hw_engine_pause() kicks the QP again. */
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return false;
+	}
+	if (bytes_left)
+		*bytes_left -= bytes;
+	attr = qp->attr;
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	shca_hw_execute(qp, &w, &attr, &res);
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->fenced || qp->attr.state == SHCA_QPS_RESET) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return false;
+	}
+	if (res.rnr) {
+		if (attr.rnr_retry == SHCA_HW_RNR_INFINITE || qp->rnr_left) {
+			if (attr.rnr_retry != SHCA_HW_RNR_INFINITE)
+				qp->rnr_left--;
+			delay = shca_hw_rnr_usecs(res.rnr_timer);
+		} else {
+			shca_hw_count(qp->hw, SHCA_CNT_RNR_EXC);
+			res.status = SHCA_CQE_RNR_RETRY_EXC_ERR;
+		}
+	} else if (res.no_ack) {
+		if (qp->retry_left) {
+			qp->retry_left--;
+			delay = shca_hw_timeout_usecs(attr.timeout);
+		} else {
+			shca_hw_count(qp->hw, SHCA_CNT_RETRY_EXC);
+			res.status = SHCA_CQE_RETRY_EXC_ERR;
+		}
+	}
+	if (delay) {
+		shca_hw_sched_retry(qp, delay);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return false;
+	}
+
+	shca_hw_count(qp->hw, SHCA_CNT_WQES);
+	cqe.wqe_idx = qp->sq.ci & mask;
+	cqe.opcode = shca_hw_wqe_cqe_opcode(w.opcode);
+	cqe.status = res.status;
+	cqe.byte_len = res.byte_len;
+	qp->sq.ci++;
+	qp->rnr_left = qp->attr.rnr_retry;
+	qp->retry_left = qp->attr.retry_cnt;
+	signaled = res.status != SHCA_CQE_OK || qp->sig_all ||
+		   (w.flags & SHCA_WQE_F_SIGNALED);
+	event = false;
+	if (res.status != SHCA_CQE_OK) {
+		if (qp->type == SHCA_QPT_RC) {
+			shca_hw_qp_to_err(qp);
+		} else if (qp->attr.state == SHCA_QPS_RTS) {
+			qp->attr.state = SHCA_QPS_SQE;
+			shca_hw_sched_kick_now(qp);
+		}
+		event = res.status == SHCA_CQE_LOC_PROT_ERR;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	/*
+	 * Unlocked, as writing a CQE may sleep.  This is the QP's own turn, so
+	 * a flush the error queued comes after it, and a fence waits for it.
+	 */
+	if (signaled)
+		shca_hw_cq_write(qp->scq, &cqe, false);
+	if (event)
+		shca_hw_qp_event(qp, SHCA_EV_QP_ACCESS_ERR);
+	return res.status == SHCA_CQE_OK;
+}
+
+/**
+ * shca_hw_req_turn() - run a QP's turn
+ * @qp: the QP, its turn_mutex held
+ * @caller: run by a doorbell's caller, not by an execution unit: it moves
+ *	no more than SHCA_HW_RUN_BYTES of payload, so that large transfers
+ *	still overlap with the process that posts them
+ *
+ * Runs up to a budget of WQEs.
+ *
+ * Return: true if work is left (the budget ran out, or the caller handed
+ * over): the turn goes back in the queue, yielding the unit to other QPs.
+ */
+bool shca_hw_req_turn(struct shca_hw_qp *qp, bool caller)
+{
+	u64 bytes = SHCA_HW_RUN_BYTES;
+	bool handover = false;
+	int budget;
+
+	lockdep_assert_held(&qp->turn_mutex);
+	for (budget = SHCA_HW_BUDGET; budget; budget--)
+		if (!shca_hw_engine_step(qp, caller ? &bytes : NULL, &handover))
+			return handover;
+	return true;
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca hardware model: shared receive queues.
+ *
+ * An SRQ is an array of WQE slots and a ring of slot numbers.  The driver
+ * fills a free slot and puts its number on the ring; the responder takes
+ * numbers in order (shca_hw_srq_pop()) and the slot comes back to the
+ * driver when its completion is polled.  An armed limit raises the limit
+ * event once and disarms itself.  QPs attached to an SRQ hold a reference
+ * and count in its association count; DESTROY_SRQ is refused while that
+ * count is not zero.
+ *
+ * Lock order: shca_hw_srq.lock is taken after shca_hw_qp.lock is dropped
+ * (the responder pops with only its resp_mutex held) and before
+ * shca_hw.eq_lock; the limit event is raised after it is dropped.
+ */
+#include <linux/lockdep.h>
+#include <linux/slab.h>
+
+#include "shca_hw_int.h"
+
+/**
+ * shca_hw_srq_get() - look up an SRQ context and hold it
+ * @hw: the device
+ * @srqn: the SRQ number
+ *
+ * Return: the context, or NULL if no SRQ has that number.
+ */
+struct shca_hw_srq *shca_hw_srq_get(struct shca_hw *hw, u32 srqn)
+{
+	struct shca_hw_srq *srq;
+	unsigned long flags;
+
+	xa_lock_irqsave(&hw->srqs, flags);
+	srq = xa_load(&hw->srqs, srqn);
+	if (srq && !refcount_inc_not_zero(&srq->ref))
+		srq = NULL;
+	xa_unlock_irqrestore(&hw->srqs, flags);
+	return srq;
+}
+
+/**
+ * shca_hw_srq_put() - drop a hold on an SRQ context
+ * @srq: the context
+ */
+void shca_hw_srq_put(struct shca_hw_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		wake_up_var(&srq->ref);
+}
+
+/**
+ * shca_hw_srq_pop() - take the next posted WQE from an SRQ
+ * @srq: the SRQ
+ * @wqe: where to copy it
+ * @slot: set to the slot it came from
+ *
+ * Raises the limit event, once per arming, when fewer WQEs than the limit
+ * remain.
+ *
+ * Return: false if the SRQ is empty.
+ */
+bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
+		     u32 *slot)
+{
+	u32 mask = (1U << srq->log_depth) - 1;
+	unsigned long flags;
+	bool fire = false;
+	u32 pi;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	/* Pairs with the driver's release: slots and ring entries are set. */
+	pi = smp_load_acquire(&srq->dbrec->pi);
+	if (pi == srq->ci || pi - srq->ci > mask + 1) {
+		spin_unlock_irqrestore(&srq->lock, flags);
+		return false;
+	}
+	*slot = READ_ONCE(srq->index_ring[srq->ci & mask]) & mask;
+	memcpy(wqe, &srq->slots[*slot], sizeof(*wqe));
+	srq->ci++;
+	if (srq->limit && pi - srq->ci < srq->limit) {
+		srq->limit = 0;
+		fire = true;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (fire)
+		shca_hw_eq_raise(srq->hw, &srq->ev, SHCA_EV_SRQ_LIMIT);
+	return true;
+}
+
+static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
+					      struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_srq_create *in = &cmd->in.srq;
+	struct shca_hw_srq *srq;
+	int err;
+
+	if (!in->pdn || in->pdn > hw->caps->max_pd || !in->slots ||
+	    !in->index_ring || !in->dbrec || !in->log_depth ||
+	    in->log_depth > SHCA_HW_MAX_LOG_DEPTH ||
+	    (1U << in->log_depth) > hw->caps->max_srq_wr ||
+	    in->max_sge > SHCA_HW_MAX_SGE || in->limit > (1U << in->log_depth))
+		return SHCA_HW_BAD_PARAM;
+	srq = kzalloc(sizeof(*srq), GFP_KERNEL_ACCOUNT);
+	if (!srq)
+		return SHCA_HW_NO_RESOURCES;
+	srq->hw = hw;
+	refcount_set(&srq->ref, 1);
+	spin_lock_init(&srq->lock);
+	srq->pdn = in->pdn;
+	srq->slots = in->slots;
+	srq->index_ring = in->index_ring;
+	srq->log_depth = in->log_depth;
+	srq->dbrec = in->dbrec;
+	srq->ci = READ_ONCE(in->dbrec->pi);
+	srq->limit = in->limit;
+	srq->max_sge = in->max_sge;
+	atomic_set(&srq->assoc, 0);
+	shca_hw_evsrc_init(&srq->ev, SHCA_EQE_SRQ, 0, 0);
+	err = xa_alloc_irq(&hw->srqs, &cmd->out.num, srq,
+			   XA_LIMIT(1, hw->caps->max_srq), GFP_KERNEL);
+	if (err < 0) {
+		kfree(srq);
+		return SHCA_HW_NO_RESOURCES;
+	}
+	srq->srqn = cmd->out.num;
+	srq->ev.obj = srq->srqn;
+	return SHCA_HW_OK;
+}
+
+/**
+ * shca_hw_srq_cmd() - run an SRQ command
+ * @hw: the device, its command mutex held
+ * @cmd: CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ or DESTROY_SRQ
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
+				    struct shca_hw_cmd *cmd)
+{
+	struct shca_hw_srq *srq;
+
+	lockdep_assert_held(&hw->cmd_mutex);
+	if (cmd->opcode == SHCA_CMD_CREATE_SRQ)
+		return shca_hw_create_srq(hw, cmd);
+	if (cmd->opcode == SHCA_CMD_DESTROY_SRQ) {
+		xa_lock_irq(&hw->srqs);
+		srq = xa_load(&hw->srqs, cmd->index);
+		if (!srq || atomic_read(&srq->assoc)) {
+			xa_unlock_irq(&hw->srqs);
+			return srq ? SHCA_HW_BUSY : SHCA_HW_BAD_INDEX;
+		}
+		__xa_erase(&hw->srqs, cmd->index);
+		xa_unlock_irq(&hw->srqs);
+		shca_hw_srq_put(srq);
+		wait_var_event(&srq->ref, !refcount_read(&srq->ref));
+		shca_hw_evsrc_del(hw, &srq->ev);
+		kfree(srq);
+		return SHCA_HW_OK;
+	}
+
+	srq = shca_hw_srq_get(hw, cmd->index);
+	if (!srq)
+		return SHCA_HW_BAD_INDEX;
+	spin_lock_irq(&srq->lock);
+	if (cmd->opcode == SHCA_CMD_MODIFY_SRQ) {
+		if (cmd->in.srq_limit > (1U << srq->log_depth)) {
+			spin_unlock_irq(&srq->lock);
+			shca_hw_srq_put(srq);
+			return SHCA_HW_BAD_PARAM;
+		}
+		srq->limit = cmd->in.srq_limit;
+	} else {
+		cmd->out.srq.limit = srq->limit;
+		cmd->out.srq.pi = READ_ONCE(srq->dbrec->pi);
+		cmd->out.srq.ci = srq->ci;
+		cmd->out.srq.assoc = atomic_read(&srq->assoc);
+	}
+	spin_unlock_irq(&srq->lock);
+	shca_hw_srq_put(srq);
+	return SHCA_HW_OK;
+}
+
+/**
+ * shca_hw_srq_fini() - free the SRQs a device still has when it powers off
+ * @hw: the device, its QPs already freed, so no SRQ is attached
+ */
+void shca_hw_srq_fini(struct shca_hw *hw)
+{
+	struct shca_hw_srq *srq;
+	unsigned long index;
+
+	xa_for_each(&hw->srqs, index, srq) {
+		xa_erase_irq(&hw->srqs, index);
+		shca_hw_evsrc_del(hw, &srq->ev);
+		kfree(srq);
+	}
+}
