@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Turn the KUnit report in a guest's console log into one line per test
-# case: "PASS|FAIL|SKIP suite.case[.param]".  The KTAP between the
-# "shca-kunit: begin" and "shca-kunit: end" markers is parsed by the
+# Turn the KUnit report in a guest's console log into a flat KTAP report
+# with one result per test case, "ok N suite.case[.param]" (a skipped one
+# "ok N ... # SKIP", a failed one "not ok N ..."), which scripts/ktap.sh
+# reads as it reads every other test program's.  The nested KTAP between
+# the "shca-kunit: begin" and "shca-kunit: end" markers is parsed by the
 # kernel's own tools/testing/kunit/kunit.py; its summary goes to stderr.
 #
 #   kunit-results.sh [--suite GLOB] [--sources DIR] LOG
@@ -13,10 +15,10 @@
 # cases) and against what the module is known to hold: the suites that
 # DIR/Kbuild (default: kunit/) builds into shca_kunit.ko, with their cases
 # as the sources list them, narrowed by GLOB (KUnit's filter_glob, default
-# $SUITE or "*").  Each disagreement is a "FAIL kunit-plan: ..." line: a
+# $SUITE or "*").  Each disagreement is a failed "kunit-plan: ..." result: a
 # suite that never ran or did not finish, a suite that failed before its
 # first case, a case missing from a suite's results, a run cut short.
-# Exits non-zero if there is no report to parse.
+# Exits non-zero, with no KTAP, if there is no report to parse.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -160,7 +162,7 @@ for name, s in seen.items():
                         (name, len(expected[name]), s["plan"]))
 with open(plan_out, "w") as f:
     for p in problems:
-        f.write("FAIL kunit-plan: %s\n" % p)
+        f.write("kunit-plan: %s\n" % p)
 
 # Number the suites in order, as one run does, for kunit.py.
 n, out = 0, []
@@ -178,14 +180,23 @@ with open(ktap_out, "w") as f:
 PY
 
 python3 "$kunit_py" parse --json="$dir/kunit.json" "$dir/kunit.ktap" >&2 || true
-python3 - "$dir/kunit.json" <<'PY'
+python3 - "$dir/kunit.json" "$dir/kunit.plan" <<'PY'
 import json, sys
+results = []
 def walk(group, prefix):
     for case in group.get("test_cases", []):
-        print(case["status"] if case["status"] in ("PASS", "SKIP") else "FAIL",
-              prefix + case["name"])
+        results.append((case["status"], prefix + case["name"]))
     for sub in group.get("sub_groups", []):
         walk(sub, prefix + sub["name"] + ".")
 walk(json.load(open(sys.argv[1])), "")
+results += [("FAIL", l.rstrip("\n")) for l in open(sys.argv[2]) if l.strip()]
+print("KTAP version 1")
+print("1..%d" % len(results))
+for n, (status, name) in enumerate(results, 1):
+    if status == "PASS":
+        print("ok %d %s" % (n, name))
+    elif status == "SKIP":
+        print("ok %d %s # SKIP" % (n, name))
+    else:
+        print("not ok %d %s" % (n, name))
 PY
-cat "$dir/kunit.plan"

@@ -4,9 +4,10 @@
 # Host-side self-test of scripts/kunit-results.sh: KUnit results must not
 # drop out of the count.  A module of two suites (alpha: three cases, one
 # of them parameterized; beta: two) and console logs of runs of it, whole
-# and broken in each way a run breaks; each broken one must give a FAIL
-# line, the whole one none.  Prints "ok NAME" or "not ok NAME" per case
-# and exits non-zero if any failed.
+# and broken in each way a run breaks; each broken one must give a failed
+# "kunit-plan:" result, the whole one none, and every report must be sound
+# KTAP to scripts/ktap.sh.  Reports in KTAP and exits non-zero if any case
+# failed.
 set -uo pipefail
 # The parser narrows by $SUITE unless told otherwise; here it is told.
 unset SUITE
@@ -85,30 +86,50 @@ whole() {
 EOF
 }
 
-failed=0
+. "$top/scripts/ktap.sh"
+# "LOG | check ..." runs check in this shell, so its results count.
+shopt -s lastpipe
+
+echo "KTAP version 1"
+echo "1..11"
+failed=0 n=0
+# result NAME STATUS [DETAILS]: the next KTAP result.
+result() {
+	n=$((n + 1))
+	if [ "$2" -eq 0 ]; then
+		echo "ok $n $1"
+	else
+		[ -z "${3:-}" ] || sed 's/^/# /' <<<"$3"
+		echo "not ok $n $1"
+		failed=1
+	fi
+}
+
+# What ktap_parse makes of a report: one "STATUS NAME" line per record.
+record() {
+	echo "$2 $1"
+}
+
 # check NAME WANT [OPTIONS]: feed the log on stdin to kunit-results.sh;
-# WANT is an extended regular expression the FAIL lines must match, or
-# "none" for no FAIL line at all.
+# WANT is an extended regular expression a failed result must match, or
+# "none" for no failed result and at least one passed.
 check() {
-	local name=$1 want=$2 out fails
+	local name=$1 want=$2 out fails st
 	shift 2
 	mkdir -p "$tmp/$name"
 	cat > "$tmp/$name/console.log"
-	out=$("$top/scripts/kunit-results.sh" --sources "$tmp/src" "$@" \
-		"$tmp/$name/console.log" 2>"$tmp/$name/stderr")
-	fails=$(grep '^FAIL' <<<"$out")
+	"$top/scripts/kunit-results.sh" --sources "$tmp/src" "$@" \
+		"$tmp/$name/console.log" > "$tmp/$name/ktap" 2>"$tmp/$name/stderr"
+	out=$(ktap_parse "" "$tmp/$name/ktap" $?)
+	fails=$(sed -n 's/^FAIL //p' <<<"$out")
 	if [ "$want" = none ]; then
-		[ -z "$fails" ] && [ "$(grep -c '^PASS' <<<"$out")" -gt 0 ]
+		[ -z "$fails" ] && grep -q '^PASS' <<<"$out"
 	else
-		grep -qE -- "$want" <<<"$fails"
+		grep -qE -- "^kunit-plan: .*$want" <<<"$fails" &&
+			! grep -q '^ktap:' <<<"$fails"
 	fi
-	if [ $? -eq 0 ]; then
-		echo "ok $name"
-	else
-		echo "not ok $name"
-		sed 's/^/# /' <<<"$out"
-		failed=1
-	fi
+	st=$?
+	result "$name" $st "$out"
 }
 
 # The run of beta alone.
@@ -145,11 +166,8 @@ whole | check unexpected_suite 'alpha: ran, but is not in the sources' \
 # No report at all is an error, not an empty pass.
 mkdir -p "$tmp/empty"
 echo "[    1.0] shca-kunit: begin" > "$tmp/empty/console.log"
-if "$top/scripts/kunit-results.sh" --sources "$tmp/src" \
-	"$tmp/empty/console.log" > /dev/null 2>&1; then
-	echo "not ok no_report"
-	failed=1
-else
-	echo "ok no_report"
-fi
+! "$top/scripts/kunit-results.sh" --sources "$tmp/src" \
+	"$tmp/empty/console.log" > "$tmp/empty/ktap" 2>"$tmp/empty/stderr" &&
+	[ "$(ktap_parse "" "$tmp/empty/ktap" 1)" = "FAIL ktap: no report" ]
+result no_report $? "$(cat "$tmp/empty/ktap" "$tmp/empty/stderr")"
 exit $failed

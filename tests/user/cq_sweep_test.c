@@ -4,7 +4,8 @@
  * libshca sweeps user CQs with, built as libshca builds it.  The same
  * synthetic rings as the kernel's shca_cq_sweep KUnit suite, random rings
  * against a reference, and a sweep beside a live writer thread that plays
- * the device.  Prints one "ok NAME" or "not ok NAME" line per case.
+ * the device.  Reports in KTAP: a version line, the plan, then "ok N NAME"
+ * or "not ok N NAME" per case, a failure's reason on a "#" line before it.
  *
  * A ring is a pattern, one letter per published CQE from the consumer
  * index on: 'V' is the victim's, 'S' the victim's receive on its SRQ, 'R'
@@ -149,12 +150,17 @@ static int check(uint32_t log_depth, uint32_t ci, const char *pattern)
 
 static void report(const char *name, int bad)
 {
+	static unsigned int n;
+
+	n++;
 	if (bad) {
-		printf("not ok %s # %s\n", name, why);
+		printf("# %s: %s\n", name, why);
+		printf("not ok %u %s\n", n, name);
 		failed++;
 	} else {
-		printf("ok %s\n", name);
+		printf("ok %u %s\n", n, name);
 	}
+	fflush(stdout);
 }
 
 static const struct {
@@ -371,11 +377,12 @@ int main(void)
 	char name[64];
 	size_t i;
 
-	if (sizeof(struct shca_hw_cqe) != 32 ||
-	    offsetof(struct shca_hw_cqe, owner) != 31) {
-		printf("not ok cqe_layout\n");
-		return 1;
-	}
+	printf("KTAP version 1\n1..%zu\n", ARRAY_SIZE(cases) + 3);
+	snprintf(why, sizeof(why), "a CQE is %zu bytes, its owner byte at %zu",
+		 sizeof(struct shca_hw_cqe),
+		 offsetof(struct shca_hw_cqe, owner));
+	report("cqe_layout", sizeof(struct shca_hw_cqe) != 32 ||
+	       offsetof(struct shca_hw_cqe, owner) != 31);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		snprintf(name, sizeof(name), "ring_%s", cases[i].name);
 		report(name, check(cases[i].log_depth, cases[i].ci,
