@@ -2,12 +2,8 @@
 /*
  * KUnit: the CQ sweep on synthetic rings (shca_cq_sweep).
  *
- * A ring is described by a pattern, one letter per published CQE from the
- * consumer index on: 'V' is the victim's, 'S' the victim's receive on its
- * SRQ, 'R' the victim's receive without one, lower case a neighbour's ('s'
- * a neighbour's SRQ receive).  Every slot past the pattern holds a CQE body
- * the device has not published, half of them the victim's, which the sweep
- * must neither remove nor touch.
+ * The rings are the vectors of include/test/shca_cq_sweep_vectors.h,
+ * shared with the userspace test tests/user/cq_sweep_test.c.
  */
 #include <kunit/test.h>
 #include <linux/prandom.h>
@@ -15,61 +11,7 @@
 
 #include "shca.h"
 #include "shca_test.h"
-
-#define SHCA_SW_VICTIM		0x123
-#define SHCA_SW_UNPUBLISHED	0x2ff
-
-/**
- * struct shca_sweep_param - one synthetic ring
- * @name: the case's name
- * @log_depth: log2 of the ring's depth
- * @ci: the consumer index
- * @pattern: the published CQEs, as described at the top of the file
- */
-struct shca_sweep_param {
-	const char *name;
-	u32 log_depth;
-	u32 ci;
-	const char *pattern;
-};
-
-static bool shca_sw_is_victim(char c)
-{
-	return c == 'V' || c == 'S' || c == 'R';
-}
-
-static void shca_sw_fill(struct shca_hw_cqe *ring, u32 log_depth, u32 ci,
-			 const char *pattern)
-{
-	u32 depth = 1U << log_depth, len = strlen(pattern), j;
-	struct shca_hw_cqe *c;
-	u32 idx;
-
-	for (j = 0; j < depth; j++) {
-		idx = ci + j;
-		c = &ring[idx & (depth - 1)];
-		memset(c, 0, sizeof(*c));
-		c->wqe_idx = j;
-		c->byte_len = 1000 + j;
-		c->imm_inv = 0xabc00000 | j;
-		c->status = j % 3;
-		c->opcode = SHCA_CQE_SEND;
-		if (j >= len) {
-			/* Not published: the owner byte says "not yet". */
-			c->qpn = j & 1 ? SHCA_SW_VICTIM : SHCA_SW_UNPUBLISHED;
-			c->owner = (idx >> log_depth) & 1;
-			continue;
-		}
-		c->owner = !((idx >> log_depth) & 1);
-		c->qpn = shca_sw_is_victim(pattern[j]) ? SHCA_SW_VICTIM :
-			 0x200 + pattern[j];
-		if (pattern[j] == 'S' || pattern[j] == 'R' ||
-		    pattern[j] == 's')
-			c->opcode = SHCA_CQE_RECV;
-		if (pattern[j] == 'S' || pattern[j] == 's')
-			c->flags = SHCA_CQE_F_SRQ;
-	}
-}
+#include "shca_cq_sweep_vectors.h"
 
 static int shca_sw_cmp_u32(const void *a, const void *b)
 {
@@ -100,16 +42,16 @@ static void shca_sw_check(struct kunit *test, u32 log_depth, u32 ci,
 	srq->free_slots = kunit_kcalloc(test, depth, sizeof(u32), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, srq->free_slots);
 
-	shca_sw_fill(ring, log_depth, ci, pattern);
+	shca_sweep_fill(ring, log_depth, ci, pattern);
 	memcpy(before, ring, depth * sizeof(*ring));
 	for (j = 0; j < len; j++) {
-		if (shca_sw_is_victim(pattern[j]))
+		if (shca_sweep_is_victim(pattern[j]))
 			victims++;
 		if (pattern[j] == 'S')
 			want_slots[k++] = j;
 	}
 
-	n = shca_cq_sweep_ring(ring, log_depth, ci, SHCA_SW_VICTIM, srq);
+	n = shca_cq_sweep_ring(ring, log_depth, ci, SHCA_SWEEP_VICTIM, srq);
 	KUNIT_EXPECT_EQ_MSG(test, victims, n, "ring %s at ci %u", pattern, ci);
 
 	/* Exactly the victim's SRQ receives went back to the SRQ. */
@@ -124,7 +66,7 @@ static void shca_sw_check(struct kunit *test, u32 log_depth, u32 ci,
 	/* The survivors, in order, intact and valid, from the new ci on. */
 	k = 0;
 	for (j = 0; j < len; j++) {
-		if (shca_sw_is_victim(pattern[j]))
+		if (shca_sweep_is_victim(pattern[j]))
 			continue;
 		idx = ci + n + k++;
 		slot = &ring[idx & mask];
@@ -154,37 +96,17 @@ static void shca_sw_check(struct kunit *test, u32 log_depth, u32 ci,
 				    pattern, j);
 }
 
-static const struct shca_sweep_param shca_sweep_params[] = {
-	{ "empty",		3, 0,		"" },
-	{ "none",		3, 0,		"abab" },
-	{ "head",		3, 0,		"Vab" },
-	{ "middle",		3, 0,		"aVb" },
-	{ "tail",		3, 0,		"abV" },
-	{ "all",		3, 0,		"VVVV" },
-	{ "head_run",		3, 2,		"VVVab" },
-	{ "wrap",		3, 45,		"aVbVcV" },
-	{ "full",		3, 3,		"aVVbcVdV" },
-	{ "full_all",		2, 6,		"VVVV" },
-	{ "full_none",		2, 6,		"abcd" },
-	{ "interleaved",	5, 20,		"aVbVcVdVeVfVgVhVaVbVcVdV" },
-	{ "index_wrap",		2, 0xfffffffe,	"aVbV" },
-	{ "one_slot",		1, 1,		"V" },
-	{ "two_full",		1, 7,		"aV" },
-	{ "srq",		3, 5,		"SaSRsVbS" },
-	{ "srq_neighbour_only",	3, 0,		"ssa" },
-};
-
-static void shca_sweep_param_desc(const struct shca_sweep_param *p,
+static void shca_sweep_param_desc(const struct shca_sweep_vector *p,
 				  char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", p->name);
 }
 
-KUNIT_ARRAY_PARAM(shca_sweep, shca_sweep_params, shca_sweep_param_desc);
+KUNIT_ARRAY_PARAM(shca_sweep, shca_sweep_vectors, shca_sweep_param_desc);
 
 static void shca_test_sweep_ring(struct kunit *test)
 {
-	const struct shca_sweep_param *p = test->param_value;
+	const struct shca_sweep_vector *p = test->param_value;
 
 	shca_sw_check(test, p->log_depth, p->ci, p->pattern);
 }
@@ -195,14 +117,14 @@ static void shca_test_sweep_ring(struct kunit *test)
  */
 static void shca_test_sweep_random_rings(struct kunit *test)
 {
-	static const char letters[] = "VVabcSsR";
+	static const char letters[] = SHCA_SWEEP_RANDOM_LETTERS;
 	struct rnd_state rnd;
 	char *pattern;
 	u32 i, ld, len, j;
 
 	pattern = kunit_kzalloc(test, 65, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pattern);
-	prandom_seed_state(&rnd, 0x5ca1ab1e);
+	prandom_seed_state(&rnd, SHCA_SWEEP_RANDOM_SEED);
 	for (i = 0; i < 400; i++) {
 		ld = 1 + prandom_u32_state(&rnd) % 6;
 		len = prandom_u32_state(&rnd) % ((1U << ld) + 1);
