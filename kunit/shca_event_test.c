@@ -267,37 +267,16 @@ static void shca_ev_qp_event(struct ib_event *ev, void *ctx)
 /* RESET -> INIT -> RTR, connected to @peer, and no further. */
 static int shca_ev_to_rtr(struct shca_tq *tq, struct shca_tq *peer)
 {
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE,
+	const struct shca_ktest_conn conn = {
+		.access = IB_ACCESS_REMOTE_WRITE,
+		.psn = 1,
 	};
-	union ib_gid dgid;
 	int err;
 
-	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	err = shca_ktest_qp_init(tq->qp, &conn);
 	if (err)
 		return err;
-	err = rdma_query_gid(peer->dev, 1, SHCA_TEST_SGID, &dgid);
-	if (err)
-		return err;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.ah_attr.type = rdma_ah_find_type(tq->dev, 1);
-	rdma_ah_set_port_num(&attr.ah_attr, 1);
-	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, SHCA_TEST_SGID, 64, 0);
-	eth_broadcast_addr(attr.ah_attr.roce.dmac);
-	attr.path_mtu = IB_MTU_1024;
-	attr.dest_qp_num = peer->qp->qp_num;
-	attr.rq_psn = 1;
-	attr.max_dest_rd_atomic = 4;
-	attr.min_rnr_timer = 1;
-	return ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_AV |
-			    IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			    (tq->qp->qp_type == IB_QPT_RC ?
-			     IB_QP_MAX_DEST_RD_ATOMIC |
-			     IB_QP_MIN_RNR_TIMER : 0));
+	return shca_ktest_qp_rtr(tq->qp, peer->dev, peer->qp->qp_num, &conn);
 }
 
 static int shca_ev_rtr_to_rts(struct shca_tq *tq)

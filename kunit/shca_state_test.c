@@ -168,8 +168,6 @@ static const void *shca_qs_gen_params(const void *prev, char *desc)
 static void shca_qs_attr(struct shca_tq *tq, enum ib_qp_state cur,
 			 enum ib_qp_state next, struct ib_qp_attr *attr)
 {
-	union ib_gid gid;
-
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = next;
 	attr->cur_qp_state = cur;
@@ -188,12 +186,7 @@ static void shca_qs_attr(struct shca_tq *tq, enum ib_qp_state cur,
 	attr->retry_cnt = 2;
 	attr->rnr_retry = 2;
 	attr->en_sqd_async_notify = 1;
-	if (rdma_query_gid(tq->dev, 1, SHCA_TEST_SGID, &gid))
-		return;
-	attr->ah_attr.type = rdma_ah_find_type(tq->dev, 1);
-	rdma_ah_set_port_num(&attr->ah_attr, 1);
-	rdma_ah_set_grh(&attr->ah_attr, &gid, 0, SHCA_TEST_SGID, 64, 0);
-	eth_broadcast_addr(attr->ah_attr.roce.dmac);
+	shca_ktest_av(tq->dev, tq->dev, &attr->ah_attr);
 }
 
 static int shca_qs_modify(struct shca_tq *tq, enum ib_qp_state cur,

@@ -9,11 +9,12 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "shca_ktest_qp.h"
 
 #define SHCA_TEST_DEV		"shcakt0"
 #define SHCA_TEST_DEV2		"shcakt1"
 #define SHCA_TEST_BUF		(64 * 1024)
-#define SHCA_TEST_SGID		1	/* the RoCE v2 default GID */
+#define SHCA_TEST_SGID		SHCA_KTEST_SGID
 #define SHCA_TEST_QKEY		0x11111111
 #define SHCA_TEST_IMM		0x12345678
 /* For shca_test_post_send(): post without IB_SEND_SIGNALED */

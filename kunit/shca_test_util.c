@@ -8,7 +8,6 @@
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/rtnetlink.h>
-#include <rdma/ib_cache.h>
 
 #include "shca.h"
 #include "shca_test.h"
@@ -303,74 +302,26 @@ struct ib_cq *shca_test_cq_new(struct kunit *test, struct ib_device *dev,
  */
 int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer)
 {
-	bool ud = tq->qp->qp_type == IB_QPT_UD;
-	struct rdma_ah_attr ah = {};
-	union ib_gid dgid;
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
-				   IB_ACCESS_REMOTE_READ |
-				   IB_ACCESS_REMOTE_ATOMIC,
+	const struct shca_ktest_conn conn = {
+		.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_ATOMIC,
 		.qkey = SHCA_TEST_QKEY,
+		.psn = 1,
+		.timeout = 4,
+		.retry_cnt = tq->retry_cnt,
+		.rnr_retry = tq->rnr_retry,
 	};
+	struct ib_ah *ah;
 	int err;
 
-	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | (ud ? IB_QP_QKEY : IB_QP_ACCESS_FLAGS));
-	if (err)
+	err = shca_ktest_qp_to_rts(tq->qp, peer->dev, peer->qp->qp_num, &conn);
+	if (err || tq->qp->qp_type != IB_QPT_UD)
 		return err;
-
-	err = rdma_query_gid(peer->dev, 1, SHCA_TEST_SGID, &dgid);
-	if (err)
-		return err;
-	ah.type = rdma_ah_find_type(tq->dev, 1);
-	rdma_ah_set_port_num(&ah, 1);
-	rdma_ah_set_grh(&ah, &dgid, 0, SHCA_TEST_SGID, 64, 0);
-	eth_broadcast_addr(ah.roce.dmac);
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	if (ud) {
-		err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE);
-	} else {
-		attr.ah_attr = ah;
-		attr.path_mtu = IB_MTU_1024;
-		attr.dest_qp_num = peer->qp->qp_num;
-		attr.rq_psn = 1;
-		attr.max_dest_rd_atomic = 4;
-		attr.min_rnr_timer = 1;
-		err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_AV |
-				   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-				   IB_QP_RQ_PSN |
-				   (tq->qp->qp_type == IB_QPT_RC ?
-				    IB_QP_MAX_DEST_RD_ATOMIC |
-				    IB_QP_MIN_RNR_TIMER : 0));
-	}
-	if (err)
-		return err;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.sq_psn = 1;
-	attr.timeout = 4;
-	attr.retry_cnt = tq->retry_cnt;
-	attr.rnr_retry = tq->rnr_retry;
-	attr.max_rd_atomic = 4;
-	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN |
-			   (tq->qp->qp_type == IB_QPT_RC ?
-			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC : 0));
-	if (err || !ud)
-		return err;
-
-	tq->ah = rdma_create_ah(tq->pd, &ah, RDMA_CREATE_AH_SLEEPABLE);
-	if (IS_ERR(tq->ah)) {
-		err = PTR_ERR(tq->ah);
-		tq->ah = NULL;
-	}
-	return err;
+	ah = shca_ktest_create_ah(tq->pd, peer->dev);
+	if (IS_ERR(ah))
+		return PTR_ERR(ah);
+	tq->ah = ah;
+	return 0;
 }
 
 /**

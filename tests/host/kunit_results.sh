@@ -3,11 +3,12 @@
 #
 # Host-side self-test of scripts/kunit-results.sh: KUnit results must not
 # drop out of the count.  A module of two suites (alpha: three cases, one
-# of them parameterized; beta: two) and console logs of runs of it, whole
-# and broken in each way a run breaks; each broken one must give a failed
-# "kunit-plan:" result, the whole one none, and every report must be sound
-# KTAP to scripts/ktap.sh.  Reports in KTAP and exits non-zero if any case
-# failed.
+# of them parameterized; beta: two; and shared_helper.o, built from another
+# directory as lib/shca_ktest_qp.o is, with no suite) and console logs of
+# runs of it, whole and broken in each way a run breaks; each broken one
+# must give a failed "kunit-plan:" result, the whole one none, and every
+# report must be sound KTAP to scripts/ktap.sh.  Reports in KTAP and exits
+# non-zero if any case failed.
 set -uo pipefail
 # The parser narrows by $SUITE unless told otherwise; here it is told.
 unset SUITE
@@ -18,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/src"
 cat > "$tmp/src/Kbuild" <<'EOF'
 obj-m += shca_kunit.o
-shca_kunit-y := main.o alpha_test.o \
+shca_kunit-y := main.o alpha_test.o shared_helper.o \
 	beta_test.o
 EOF
 cat > "$tmp/src/alpha_test.c" <<'EOF'
