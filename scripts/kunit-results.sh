@@ -10,7 +10,8 @@
 #
 #   kunit-results.sh [--suite GLOB] [--sources DIR] LOG
 #
-# Nothing may drop out of the count silently.  The report is checked
+# Nothing may drop out of the count silently, and each suite has a file of
+# its own: the suite NAME lives in NAME_test.c, alone.  The report is checked
 # against what it declares (the plan of suites, each suite's plan of
 # cases) and against what the module is known to hold: the suites that
 # DIR/Kbuild (default: kunit/) builds into shca_kunit.ko from DIR (an
@@ -59,7 +60,17 @@ def known_suites():
         regs = []
         for m in re.finditer(r"\bkunit_test_suites?\s*\(([^;]*)\)\s*;", text):
             regs += [a.strip().lstrip("&") for a in m.group(1).split(",")]
-        for var in filter(None, regs):
+        # One suite per file, and the file named after it: the suite
+        # shca_x lives in shca_x_test.c; other files hold none.
+        regs = [r for r in regs if r]
+        stem = os.path.basename(src)[:-2]
+        if not stem.endswith("_test") and regs:
+            problems.append("%s: holds a suite, but is not named <suite>_test.c"
+                            % src)
+        elif stem.endswith("_test") and len(regs) != 1:
+            problems.append("%s: holds %d suites, one per file wanted" %
+                            (src, len(regs)))
+        for var in regs:
             m = re.search(r"struct\s+kunit_suite\s+" + re.escape(var) +
                           r"\s*=\s*\{(.*?)\n\};", text, re.S)
             if not m:
@@ -77,6 +88,9 @@ def known_suites():
                 continue
             suites[name.group(1)] = re.findall(r"\bKUNIT_CASE\w*\(\s*(\w+)",
                                                body.group(1))
+            if stem.endswith("_test") and name.group(1) != stem[:-5]:
+                problems.append("%s: holds suite %s, the file's name wants %s"
+                                % (src, name.group(1), stem[:-5]))
     return suites
 
 suite_glob, _, case_glob = glob.partition(".")

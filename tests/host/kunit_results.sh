@@ -92,7 +92,7 @@ EOF
 shopt -s lastpipe
 
 echo "KTAP version 1"
-echo "1..11"
+echo "1..14"
 failed=0 n=0
 # result NAME STATUS [DETAILS]: the next KTAP result.
 result() {
@@ -164,6 +164,29 @@ whole | sed 's/^\(\[ *5\.100005\]\)     1\.\.3/\1     1..4/' |
 # A suite the glob does not select ran anyway.
 whole | check unexpected_suite 'alpha: ran, but is not in the sources' \
 	--suite 'b*'
+# One suite per file, named after it.
+cp -r "$tmp/src" "$tmp/src_two"
+cat >> "$tmp/src_two/beta_test.c" <<'EOF'
+
+static struct kunit_suite gamma_suite = {
+	.name = "gamma",
+	.test_cases = beta_cases,
+};
+
+kunit_test_suite(gamma_suite);
+EOF
+whole | check two_suites_in_a_file 'beta_test.c: holds 2 suites' \
+	--sources "$tmp/src_two"
+cp -r "$tmp/src" "$tmp/src_name"
+sed -i 's/"beta"/"bravo"/' "$tmp/src_name/beta_test.c"
+whole | sed 's/beta/bravo/' |
+	check suite_named_unlike_its_file 'suite bravo, the file.s name wants beta' \
+	--sources "$tmp/src_name"
+cp -r "$tmp/src" "$tmp/src_main"
+cp "$tmp/src/beta_test.c" "$tmp/src_main/main.c"
+: > "$tmp/src_main/beta_test.c"
+whole | check suite_outside_a_test_file 'main.c: holds a suite, but is not named' \
+	--sources "$tmp/src_main"
 # No report at all is an error, not an empty pass.
 mkdir -p "$tmp/empty"
 echo "[    1.0] shca-kunit: begin" > "$tmp/empty/console.log"

@@ -13,7 +13,7 @@
 #include "shca_test.h"
 #include "shca_cq_sweep_vectors.h"
 
-static int shca_sw_cmp_u32(const void *a, const void *b)
+static int shca_sweep_cmp_u32(const void *a, const void *b)
 {
 	u32 x = *(const u32 *)a, y = *(const u32 *)b;
 
@@ -21,8 +21,8 @@ static int shca_sw_cmp_u32(const void *a, const void *b)
 }
 
 /* Sweep one ring and check everything the sweep promises. */
-static void shca_sw_check(struct kunit *test, u32 log_depth, u32 ci,
-			  const char *pattern)
+static void shca_sweep_check(struct kunit *test, u32 log_depth, u32 ci,
+			     const char *pattern)
 {
 	u32 depth = 1U << log_depth, mask = depth - 1;
 	u32 len = strlen(pattern), victims = 0, k = 0, j, n, idx;
@@ -57,7 +57,7 @@ static void shca_sw_check(struct kunit *test, u32 log_depth, u32 ci,
 	/* Exactly the victim's SRQ receives went back to the SRQ. */
 	KUNIT_EXPECT_EQ(test, k, srq->nr_free);
 	if (k == srq->nr_free) {
-		sort(srq->free_slots, k, sizeof(u32), shca_sw_cmp_u32, NULL);
+		sort(srq->free_slots, k, sizeof(u32), shca_sweep_cmp_u32, NULL);
 		for (j = 0; j < k; j++)
 			KUNIT_EXPECT_EQ(test, want_slots[j] & mask,
 					srq->free_slots[j]);
@@ -104,18 +104,18 @@ static void shca_sweep_param_desc(const struct shca_sweep_vector *p,
 
 KUNIT_ARRAY_PARAM(shca_sweep, shca_sweep_vectors, shca_sweep_param_desc);
 
-static void shca_test_sweep_ring(struct kunit *test)
+static void shca_test_sweep_removes_exactly_the_victims_cqes(struct kunit *test)
 {
 	const struct shca_sweep_vector *p = test->param_value;
 
-	shca_sw_check(test, p->log_depth, p->ci, p->pattern);
+	shca_sweep_check(test, p->log_depth, p->ci, p->pattern);
 }
 
 /*
  * Random rings against the reference (keep the neighbours, in order): every
  * depth from 2 to 64, every fill level, random consumer indices.
  */
-static void shca_test_sweep_random_rings(struct kunit *test)
+static void shca_test_sweep_matches_the_reference_on_random_rings(struct kunit *test)
 {
 	static const char letters[] = SHCA_SWEEP_RANDOM_LETTERS;
 	struct rnd_state rnd;
@@ -132,7 +132,7 @@ static void shca_test_sweep_random_rings(struct kunit *test)
 			pattern[j] = letters[prandom_u32_state(&rnd) %
 					     (sizeof(letters) - 1)];
 		pattern[len] = '\0';
-		shca_sw_check(test, ld, prandom_u32_state(&rnd), pattern);
+		shca_sweep_check(test, ld, prandom_u32_state(&rnd), pattern);
 		if (test->status == KUNIT_FAILURE) {
 			kunit_info(test, "failed at iteration %u", i);
 			return;
@@ -141,15 +141,15 @@ static void shca_test_sweep_random_rings(struct kunit *test)
 	kunit_info(test, "%u random rings swept", i);
 }
 
-static struct kunit_case shca_sweep_cases[] = {
-	KUNIT_CASE_PARAM(shca_test_sweep_ring, shca_sweep_gen_params),
-	KUNIT_CASE(shca_test_sweep_random_rings),
+static struct kunit_case shca_cq_sweep_cases[] = {
+	KUNIT_CASE_PARAM(shca_test_sweep_removes_exactly_the_victims_cqes, shca_sweep_gen_params),
+	KUNIT_CASE(shca_test_sweep_matches_the_reference_on_random_rings),
 	{}
 };
 
-static struct kunit_suite shca_sweep_suite = {
+static struct kunit_suite shca_cq_sweep_suite = {
 	.name = "shca_cq_sweep",
-	.test_cases = shca_sweep_cases,
+	.test_cases = shca_cq_sweep_cases,
 };
 
-kunit_test_suites(&shca_sweep_suite);
+kunit_test_suites(&shca_cq_sweep_suite);
