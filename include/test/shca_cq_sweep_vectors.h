@@ -3,7 +3,7 @@
  * shca: the test vectors of the CQ sweep (include/shca/shca_cq_sweep.h).
  *
  * One table for both of the sweep's tests: the shca_cq_sweep KUnit suite
- * (kunit/shca_sweep_test.c) and the userspace test built as libshca is
+ * (kunit/shca_cq_sweep_test.c) and the userspace test built as libshca is
  * (tests/user/cq_sweep_test.c).  Test code only; rdma-core never sees it.
  *
  * A ring is a pattern, one letter per published CQE from the consumer
