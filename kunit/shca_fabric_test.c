@@ -23,7 +23,7 @@ struct shca_fabric_case {
 	bool apart;
 };
 
-static const struct shca_fabric_case shca_fabric_cases[] = {
+static const struct shca_fabric_case shca_fabric_params[] = {
 	{ .type = IB_QPT_RC, .apart = false },
 	{ .type = IB_QPT_RC, .apart = true },
 	{ .type = IB_QPT_UD, .apart = false },
@@ -37,7 +37,7 @@ static void shca_fabric_desc(const struct shca_fabric_case *c, char *desc)
 		 c->apart ? "two segments" : "one segment");
 }
 
-KUNIT_ARRAY_PARAM(shca_fabric, shca_fabric_cases, shca_fabric_desc);
+KUNIT_ARRAY_PARAM(shca_fabric, shca_fabric_params, shca_fabric_desc);
 
 static u64 shca_fabric_segment(struct kunit *test, struct ib_device *dev)
 {
@@ -61,7 +61,7 @@ static void shca_fabric_cable(struct kunit *test, struct ib_device *dev,
 	KUNIT_ASSERT_EQ(test, segment, shca_fabric_segment(test, dev));
 }
 
-static void shca_test_segments(struct kunit *test)
+static void shca_test_traffic_passes_only_within_a_segment(struct kunit *test)
 {
 	const struct shca_fabric_case *c = test->param_value;
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
@@ -103,14 +103,14 @@ static void shca_test_segments(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rx, shca_test_counter(db, SHCA_CNT_RX_BYTES));
 }
 
-static struct kunit_case shca_fabric_test_cases[] = {
-	KUNIT_CASE_PARAM(shca_test_segments, shca_fabric_gen_params),
+static struct kunit_case shca_fabric_cases[] = {
+	KUNIT_CASE_PARAM(shca_test_traffic_passes_only_within_a_segment, shca_fabric_gen_params),
 	{}
 };
 
 static struct kunit_suite shca_fabric_suite = {
 	.name = "shca_fabric",
-	.test_cases = shca_fabric_test_cases,
+	.test_cases = shca_fabric_cases,
 };
 
 kunit_test_suite(shca_fabric_suite);

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit: shared receive queues, the GSI QP as ib_mad drives it, and the
- * object verbs - QP create, modify and query, address handles and memory
- * regions - through the real driver.
+ * KUnit: the object verbs - QP create, modify and query, address handles
+ * and memory regions - through the real driver.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -14,327 +13,7 @@
 #include "shca.h"
 #include "shca_test.h"
 
-static void shca_test_srq_shared_by_two_qps(struct kunit *test)
-{
-	struct shca_tq *a1 = shca_test_tq_new(test);
-	struct shca_tq *b1 = shca_test_tq_new(test);
-	struct shca_tq *a2 = shca_test_tq_new(test);
-	struct shca_tq *b2 = shca_test_tq_new(test);
-	const struct ib_recv_wr *bad;
-	struct ib_recv_wr rwr = {};
-	struct ib_device *da, *db;
-	struct shca_test_srq *s;
-	struct ib_wc wc[2];
-	int i, err;
-
-	shca_test_devices(test, true, &da, &db);
-	s = shca_test_srq_new(test, db, 8, 0, 1);
-	shca_test_tq_init(test, a1, da, IB_QPT_RC, NULL, 16, 8);
-	shca_test_tq_init(test, a2, da, IB_QPT_RC, NULL, 16, 8);
-	shca_test_tq_init(test, b1, db, IB_QPT_RC, s->srq, 16, 8);
-	shca_test_tq_init(test, b2, db, IB_QPT_RC, s->srq, 16, 8);
-	shca_test_connect(test, a1, b1);
-	shca_test_connect(test, a2, b2);
-	for (i = 0; i < 4; i++)
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b1, 100 + i,
-							     i * 256, 256));
-	/* Receives on an SRQ QP go through the SRQ only. */
-	KUNIT_EXPECT_EQ(test, -EINVAL, ib_post_recv(b1->qp, &rwr, &bad));
-
-	/* The SRQ hands its WQEs out in the order they were posted. */
-	for (i = 0; i < 2; i++) {
-		err = shca_test_post_send(a1, b1, IB_WR_SEND, i, 0, 0, 32, 0);
-		KUNIT_ASSERT_EQ(test, 0, err);
-		shca_test_expect(test, a1, IB_WC_SUCCESS, i);
-	}
-	for (i = 0; i < 2; i++) {
-		err = shca_test_post_send(a2, b2, IB_WR_SEND, i, 0, 0, 32, 0);
-		KUNIT_ASSERT_EQ(test, 0, err);
-		shca_test_expect(test, a2, IB_WC_SUCCESS, i);
-	}
-	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(b1, wc, 2));
-	KUNIT_EXPECT_EQ(test, 100ULL, wc[0].wr_id);
-	KUNIT_EXPECT_EQ(test, 101ULL, wc[1].wr_id);
-	KUNIT_EXPECT_PTR_EQ(test, b1->qp, wc[0].qp);
-	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(b2, wc, 2));
-	KUNIT_EXPECT_EQ(test, 102ULL, wc[0].wr_id);
-	KUNIT_EXPECT_EQ(test, 103ULL, wc[1].wr_id);
-	KUNIT_EXPECT_PTR_EQ(test, b2->qp, wc[0].qp);
-}
-
-static void shca_test_srq_full_and_recycled(struct kunit *test)
-{
-	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	struct ib_device *da, *db;
-	struct shca_test_srq *s;
-	int i, err;
-
-	shca_test_devices(test, false, &da, &db);
-	s = shca_test_srq_new(test, db, 4, 0, 1);
-	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
-	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
-	shca_test_connect(test, a, b);
-	for (i = 0; i < 4; i++)
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
-	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
-	/* A polled completion frees its slot for the next post. */
-	err = shca_test_post_send(a, b, IB_WR_SEND, 9, 0, 0, 8, 0);
-	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_test_expect(test, a, IB_WC_SUCCESS, 9);
-	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
-	shca_test_expect(test, b, IB_WC_SUCCESS, 0);
-	KUNIT_EXPECT_EQ(test, 0, shca_test_post_recv(b, 4, 0, 256));
-}
-
-static void shca_test_srq_limit_event(struct kunit *test)
-{
-	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	struct ib_srq_attr attr = { .srq_limit = 3 };
-	unsigned long end = jiffies + 5 * HZ;
-	struct ib_device *da, *db;
-	struct shca_test_srq *s;
-	int i, err;
-
-	shca_test_devices(test, false, &da, &db);
-	s = shca_test_srq_new(test, db, 8, 0, 1);
-	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
-	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
-	shca_test_connect(test, a, b);
-	for (i = 0; i < 5; i++)
-		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
-	KUNIT_ASSERT_EQ(test, 0, ib_modify_srq(s->srq, &attr, IB_SRQ_LIMIT));
-	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
-	KUNIT_EXPECT_EQ(test, 3U, attr.srq_limit);
-	/* Five posted, a limit of three: the third receive crosses it. */
-	for (i = 0; i < 2; i++) {
-		err = shca_test_post_send(a, b, IB_WR_SEND, i, 0, 0, 8, 0);
-		KUNIT_ASSERT_EQ(test, 0, err);
-		shca_test_expect(test, a, IB_WC_SUCCESS, i);
-	}
-	KUNIT_EXPECT_FALSE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
-					  &s->events));
-	err = shca_test_post_send(a, b, IB_WR_SEND, 2, 0, 0, 8, 0);
-	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_test_expect(test, a, IB_WC_SUCCESS, 2);
-	while (!test_bit(IB_EVENT_SRQ_LIMIT_REACHED, &s->events) &&
-	       !time_after(jiffies, end))
-		usleep_range(50, 200);
-	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
-					 &s->events));
-	/* The limit disarms itself when it fires. */
-	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
-	KUNIT_EXPECT_EQ(test, 0U, attr.srq_limit);
-	attr.max_wr = 16;
-	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, ib_modify_srq(s->srq, &attr,
-							 IB_SRQ_MAX_WR));
-	attr.srq_limit = 9;
-	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_srq(s->srq, &attr,
-						     IB_SRQ_LIMIT));
-}
-
-/* The SRQ's SGE limit, not the QP's, governs what its WQEs may hold. */
-static void shca_test_srq_scatters_over_sges(struct kunit *test)
-{
-	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	const struct ib_recv_wr *bad;
-	struct ib_device *da, *db;
-	struct shca_test_srq *s;
-	struct ib_sge sge[2];
-	struct ib_recv_wr wr = { .wr_id = 5, .sg_list = sge, .num_sge = 2 };
-	int err, i;
-
-	shca_test_devices(test, false, &da, &db);
-	s = shca_test_srq_new(test, db, 8, 0, 2);
-	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
-	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
-	shca_test_connect(test, a, b);
-	sge[0] = (struct ib_sge){ .addr = b->addr + 4096, .length = 100,
-				  .lkey = b->lkey };
-	sge[1] = (struct ib_sge){ .addr = b->addr + 8192, .length = 400,
-				  .lkey = b->lkey };
-	KUNIT_ASSERT_EQ(test, 0, ib_post_srq_recv(s->srq, &wr, &bad));
-	for (i = 0; i < 300; i++)
-		a->buf[i] = i * 3;
-	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 300, 0);
-	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
-	shca_test_expect(test, b, IB_WC_SUCCESS, 5);
-	KUNIT_EXPECT_MEMEQ(test, a->buf, b->buf + 4096, 100);
-	KUNIT_EXPECT_MEMEQ(test, a->buf + 100, b->buf + 8192, 200);
-}
-
-static void shca_test_srq_last_wqe(struct kunit *test)
-{
-	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct ib_device *da, *db;
-	struct shca_test_srq *s;
-	int err;
-
-	shca_test_devices(test, false, &da, &db);
-	s = shca_test_srq_new(test, db, 8, 0, 1);
-	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
-	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
-	shca_test_connect(test, a, b);
-	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 1, 0, 256));
-	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(b->qp, &attr, IB_QP_STATE));
-	err = shca_test_wait_event(b, IB_EVENT_QP_LAST_WQE_REACHED);
-	KUNIT_EXPECT_EQ(test, 0, err);
-	/* The SRQ's WQEs are not the QP's to flush. */
-	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(b->cq, 1, &(struct ib_wc){}));
-}
-
-static struct kunit_case shca_srq_cases[] = {
-	KUNIT_CASE(shca_test_srq_shared_by_two_qps),
-	KUNIT_CASE(shca_test_srq_full_and_recycled),
-	KUNIT_CASE(shca_test_srq_limit_event),
-	KUNIT_CASE(shca_test_srq_scatters_over_sges),
-	KUNIT_CASE(shca_test_srq_last_wqe),
-	{}
-};
-
-static struct kunit_suite shca_srq_suite = {
-	.name = "shca_srq",
-	.test_cases = shca_srq_cases,
-};
-
-#define SHCA_OT_MAD_CLASS	IB_MGMT_CLASS_VENDOR_RANGE2_START
-
-/* One MAD agent's view of a test exchange. */
-struct shca_ot_mad {
-	struct ib_mad_agent *agent;
-	struct completion done;
-	int status;
-	u8 data[16];
-};
-
-static void shca_ot_mad_sent(struct ib_mad_agent *agent,
-			     struct ib_mad_send_wc *wc)
-{
-	struct shca_ot_mad *m = agent->context;
-
-	m->status = wc->status;
-	ib_free_send_mad(wc->send_buf);
-	complete(&m->done);
-}
-
-static void shca_ot_mad_recv(struct ib_mad_agent *agent,
-			     struct ib_mad_send_buf *send_buf,
-			     struct ib_mad_recv_wc *wc)
-{
-	struct shca_ot_mad *m = agent->context;
-	struct ib_vendor_mad *vm = (struct ib_vendor_mad *)wc->recv_buf.mad;
-
-	m->status = wc->wc->status;
-	memcpy(m->data, vm->data, sizeof(m->data));
-	ib_free_recv_mad(wc);
-	complete(&m->done);
-}
-
-static void shca_ot_mad_unregister(void *agent)
-{
-	ib_unregister_mad_agent(agent);
-}
-
-static void shca_ot_destroy_ah(void *ah)
-{
-	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
-}
-
-static struct shca_ot_mad *shca_ot_agent(struct kunit *test,
-					 struct ib_device *dev, bool receiver)
-{
-	struct shca_ot_mad *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
-	struct ib_mad_reg_req req = {
-		.mgmt_class = SHCA_OT_MAD_CLASS,
-		.mgmt_class_version = 1,
-		.oui = { 0x00, 0x53, 0x48 },
-	};
-	int err;
-
-	KUNIT_ASSERT_NOT_NULL(test, m);
-	init_completion(&m->done);
-	set_bit(IB_MGMT_METHOD_GET, req.method_mask);
-	m->agent = ib_register_mad_agent(dev, 1, IB_QPT_GSI,
-					 receiver ? &req : NULL, 0,
-					 shca_ot_mad_sent,
-					 receiver ? shca_ot_mad_recv : NULL,
-					 m, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(m->agent));
-	err = kunit_add_action_or_reset(test, shca_ot_mad_unregister, m->agent);
-	KUNIT_ASSERT_EQ(test, 0, err);
-	return m;
-}
-
-/*
- * A vendor MAD from one device's QP1 to another's, both driven by ib_mad:
- * the GSI QPs ib_mad created at registration carry real management
- * traffic.
- */
-static void shca_test_gsi_mad_between_devices(struct kunit *test)
-{
-	struct ib_device *da, *db;
-	struct shca_ot_mad *tx, *rx;
-	struct ib_mad_send_buf *msg;
-	struct ib_vendor_mad *vm;
-	struct rdma_ah_attr ah_attr = {};
-	struct ib_ah *ah;
-	union ib_gid dgid;
-	int i, err;
-
-	shca_test_devices(test, true, &da, &db);
-	tx = shca_ot_agent(test, da, false);
-	rx = shca_ot_agent(test, db, true);
-
-	KUNIT_ASSERT_EQ(test, 0, rdma_query_gid(db, 1, SHCA_TEST_SGID, &dgid));
-	ah_attr.type = rdma_ah_find_type(da, 1);
-	rdma_ah_set_port_num(&ah_attr, 1);
-	rdma_ah_set_grh(&ah_attr, &dgid, 0, SHCA_TEST_SGID, 64, 0);
-	eth_broadcast_addr(ah_attr.roce.dmac);
-	ah = rdma_create_ah(tx->agent->qp->pd, &ah_attr,
-			    RDMA_CREATE_AH_SLEEPABLE);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
-	err = kunit_add_action_or_reset(test, shca_ot_destroy_ah, ah);
-	KUNIT_ASSERT_EQ(test, 0, err);
-
-	msg = ib_create_send_mad(tx->agent, SHCA_HW_GSI_QPN, 0, 0,
-				 IB_MGMT_VENDOR_HDR, IB_MGMT_VENDOR_DATA,
-				 GFP_KERNEL, IB_MGMT_BASE_VERSION);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(msg));
-	vm = msg->mad;
-	vm->mad_hdr.base_version = IB_MGMT_BASE_VERSION;
-	vm->mad_hdr.mgmt_class = SHCA_OT_MAD_CLASS;
-	vm->mad_hdr.class_version = 1;
-	vm->mad_hdr.method = IB_MGMT_METHOD_GET;
-	vm->mad_hdr.tid = cpu_to_be64(0x5348ca);
-	vm->oui[1] = 0x53;
-	vm->oui[2] = 0x48;
-	for (i = 0; i < sizeof(rx->data); i++)
-		vm->data[i] = 0xc0 + i;
-	msg->ah = ah;
-	msg->timeout_ms = 0;
-	msg->retries = 0;
-	KUNIT_ASSERT_EQ(test, 0, ib_post_send_mad(msg, NULL));
-
-	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&tx->done, 5 * HZ));
-	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, tx->status);
-	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&rx->done, 5 * HZ));
-	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, rx->status);
-	for (i = 0; i < sizeof(rx->data); i++)
-		KUNIT_EXPECT_EQ(test, 0xc0 + i, rx->data[i]);
-}
-
-static struct kunit_case shca_gsi_cases[] = {
-	KUNIT_CASE(shca_test_gsi_mad_between_devices),
-	{}
-};
-
-static struct kunit_suite shca_gsi_suite = {
-	.name = "shca_gsi",
-	.test_cases = shca_gsi_cases,
-};
-
-static void shca_test_query_qp(struct kunit *test)
+static void shca_test_query_qp_returns_what_was_set(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_qp_init_attr init;
@@ -369,7 +48,7 @@ static void shca_test_query_qp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, IB_QPT_RC, init.qp_type);
 }
 
-static void shca_test_illegal_transitions(struct kunit *test)
+static void shca_test_illegal_modify_refused_and_changes_nothing(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_qp_attr attr = { .port_num = 1 };
@@ -485,7 +164,7 @@ static void shca_test_create_qp_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->err, PTR_ERR_OR_ZERO(qp));
 }
 
-static void shca_test_gsi_qp_up(struct kunit *test)
+static void shca_test_ib_mad_brings_gsi_qp_to_rts(struct kunit *test)
 {
 	struct ib_device *da, *db;
 	struct shca_hw_qp_query q;
@@ -499,7 +178,7 @@ static void shca_test_gsi_qp_up(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (u32)IB_QP1_QKEY, q.attr.qkey);
 }
 
-static void shca_test_qpn_not_reissued(struct kunit *test)
+static void shca_test_freed_qpn_is_not_the_next_one(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test);
 	struct ib_qp_init_attr init = {
@@ -526,7 +205,7 @@ static void shca_test_qpn_not_reissued(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(qp));
 }
 
-static void shca_test_ah_roundtrip(struct kunit *test)
+static void shca_test_query_ah_returns_what_was_set(struct kunit *test)
 {
 	struct rdma_ah_attr attr = {}, back = {};
 	struct ib_device *da, *db;
@@ -558,7 +237,7 @@ static void shca_test_ah_roundtrip(struct kunit *test)
 	ib_dealloc_pd(pd);
 }
 
-static void shca_test_fast_reg_mr_limits(struct kunit *test)
+static void shca_test_fast_reg_mr_maps_at_most_its_pages(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test);
 	struct ib_device *da, *db;
@@ -583,7 +262,7 @@ static void shca_test_fast_reg_mr_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ib_dereg_mr(mr));
 }
 
-static void shca_test_user_mr_bad_length(struct kunit *test)
+static void shca_test_user_mr_of_bad_length_refused(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test);
 	struct ib_device *da, *db;
@@ -600,7 +279,7 @@ static void shca_test_user_mr_bad_length(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(mr));
 }
 
-static void shca_test_netdev_of_port(struct kunit *test)
+static void shca_test_port_netdev_is_the_bound_netdev(struct kunit *test)
 {
 	struct net_device *ndev = shca_test_netdev(test);
 	struct ib_device *dev = shca_test_add(test, SHCA_TEST_DEV, ndev);
@@ -655,23 +334,23 @@ static void shca_test_reset_leaves_no_stale_completion(struct kunit *test)
 		shca_test_expect(test, a, IB_WC_SUCCESS, i);
 }
 
-static struct kunit_case shca_object_cases[] = {
-	KUNIT_CASE(shca_test_query_qp),
-	KUNIT_CASE(shca_test_illegal_transitions),
+static struct kunit_case shca_objects_cases[] = {
+	KUNIT_CASE(shca_test_query_qp_returns_what_was_set),
+	KUNIT_CASE(shca_test_illegal_modify_refused_and_changes_nothing),
 	KUNIT_CASE(shca_test_reset_leaves_no_stale_completion),
 	KUNIT_CASE_PARAM(shca_test_create_qp_refused, shca_bad_qp_gen_params),
-	KUNIT_CASE(shca_test_gsi_qp_up),
-	KUNIT_CASE(shca_test_qpn_not_reissued),
-	KUNIT_CASE(shca_test_ah_roundtrip),
-	KUNIT_CASE(shca_test_fast_reg_mr_limits),
-	KUNIT_CASE(shca_test_user_mr_bad_length),
-	KUNIT_CASE(shca_test_netdev_of_port),
+	KUNIT_CASE(shca_test_ib_mad_brings_gsi_qp_to_rts),
+	KUNIT_CASE(shca_test_freed_qpn_is_not_the_next_one),
+	KUNIT_CASE(shca_test_query_ah_returns_what_was_set),
+	KUNIT_CASE(shca_test_fast_reg_mr_maps_at_most_its_pages),
+	KUNIT_CASE(shca_test_user_mr_of_bad_length_refused),
+	KUNIT_CASE(shca_test_port_netdev_is_the_bound_netdev),
 	{}
 };
 
-static struct kunit_suite shca_object_suite = {
+static struct kunit_suite shca_objects_suite = {
 	.name = "shca_objects",
-	.test_cases = shca_object_cases,
+	.test_cases = shca_objects_cases,
 };
 
-kunit_test_suites(&shca_srq_suite, &shca_gsi_suite, &shca_object_suite);
+kunit_test_suite(shca_objects_suite);

@@ -10,13 +10,18 @@
 
 #include "shca.h"
 #include "hw/shca_hw_test.h"
+#include "shca_ktest_qp.h"
 
 #define SHCA_TEST_DEV		"shcakt0"
 #define SHCA_TEST_DEV2		"shcakt1"
 #define SHCA_TEST_BUF		(64 * 1024)
-#define SHCA_TEST_SGID		1	/* the RoCE v2 default GID */
+#define SHCA_TEST_SGID		SHCA_KTEST_SGID
 #define SHCA_TEST_QKEY		0x11111111
 #define SHCA_TEST_IMM		0x12345678
+/* How long a test waits for the device to do something */
+#define SHCA_TEST_WAIT		(5 * HZ)
+/* Where in an end's buffer the MPT entries of shca_test_pbl_mpt() point */
+#define SHCA_TEST_KEY_OFF	(4 * PAGE_SIZE)
 /* For shca_test_post_send(): post without IB_SEND_SIGNALED */
 #define SHCA_TEST_UNSIGNALED	BIT(30)
 
@@ -72,6 +77,36 @@ struct shca_test_srq {
 	unsigned long events;
 };
 
+/**
+ * struct shca_test_mpt - an MPT entry made as reg_user_mr makes one
+ * @sdev: the device
+ * @key: its key
+ * @pbl: its one-page page list
+ * @freed: FREE_MPT already ran
+ */
+struct shca_test_mpt {
+	struct shca_dev *sdev;
+	u32 key;
+	u64 *pbl;
+	bool freed;
+};
+
+/**
+ * struct shca_test_hw_qp - a CQ of four CQEs and an RC QP on it, in a model
+ * @ring: the CQ's ring
+ * @sq: the QP's send ring, four WQEs
+ * @db: the QP's doorbell record
+ * @cqn: the CQ's number
+ * @qpn: the QP's number
+ */
+struct shca_test_hw_qp {
+	struct shca_hw_cqe *ring;
+	struct shca_hw_send_wqe *sq;
+	struct shca_hw_qp_dbrec *db;
+	u32 cqn;
+	u32 qpn;
+};
+
 struct net_device *shca_test_alloc_netdev(struct kunit *test);
 struct net_device *shca_test_netdev(struct kunit *test);
 struct ib_device *shca_test_add(struct kunit *test, const char *name,
@@ -111,5 +146,17 @@ struct shca_tq *shca_test_tq_new(struct kunit *test);
 struct shca_test_srq *shca_test_srq_new(struct kunit *test,
 					struct ib_device *dev, u32 wr,
 					u32 limit, u32 sge);
+void shca_test_pair(struct kunit *test, struct shca_tq *a, struct shca_tq *b,
+		    enum ib_qp_type type, u32 wr);
+struct shca_test_mpt *shca_test_pbl_mpt(struct kunit *test, struct shca_tq *tq,
+					u32 offset);
+int shca_test_mpt_write(struct shca_test_mpt *m);
+int shca_test_rdma_write(struct shca_tq *a, u64 wr_id, u32 rkey, u64 addr,
+			 u32 len);
+struct shca_hw *shca_test_hw(struct kunit *test);
+u32 shca_test_hw_create(struct kunit *test, struct shca_hw *hw,
+			struct shca_hw_cmd *cmd);
+void shca_test_hw_qp_new(struct kunit *test, struct shca_hw *hw, bool user,
+			 struct shca_test_hw_qp *t);
 
 #endif /* SHCA_TEST_H */

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * KUnit helpers shared by the shca suites: netdevs and shca devices that
- * live as long as a test, and a kernel verbs consumer - PDs, CQs, QPs
- * connected the way ULPs connect them, buffers and polling.
+ * live as long as a test, a kernel verbs consumer - PDs, CQs, QPs
+ * connected the way ULPs connect them, buffers and polling - MPT entries
+ * made as reg_user_mr makes them, and hardware models of a test's own.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/rtnetlink.h>
-#include <rdma/ib_cache.h>
 
 #include "shca.h"
 #include "shca_test.h"
@@ -303,74 +303,26 @@ struct ib_cq *shca_test_cq_new(struct kunit *test, struct ib_device *dev,
  */
 int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer)
 {
-	bool ud = tq->qp->qp_type == IB_QPT_UD;
-	struct rdma_ah_attr ah = {};
-	union ib_gid dgid;
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
-				   IB_ACCESS_REMOTE_READ |
-				   IB_ACCESS_REMOTE_ATOMIC,
+	const struct shca_ktest_conn conn = {
+		.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_ATOMIC,
 		.qkey = SHCA_TEST_QKEY,
+		.psn = 1,
+		.timeout = 4,
+		.retry_cnt = tq->retry_cnt,
+		.rnr_retry = tq->rnr_retry,
 	};
+	struct ib_ah *ah;
 	int err;
 
-	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | (ud ? IB_QP_QKEY : IB_QP_ACCESS_FLAGS));
-	if (err)
+	err = shca_ktest_qp_to_rts(tq->qp, peer->dev, peer->qp->qp_num, &conn);
+	if (err || tq->qp->qp_type != IB_QPT_UD)
 		return err;
-
-	err = rdma_query_gid(peer->dev, 1, SHCA_TEST_SGID, &dgid);
-	if (err)
-		return err;
-	ah.type = rdma_ah_find_type(tq->dev, 1);
-	rdma_ah_set_port_num(&ah, 1);
-	rdma_ah_set_grh(&ah, &dgid, 0, SHCA_TEST_SGID, 64, 0);
-	eth_broadcast_addr(ah.roce.dmac);
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	if (ud) {
-		err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE);
-	} else {
-		attr.ah_attr = ah;
-		attr.path_mtu = IB_MTU_1024;
-		attr.dest_qp_num = peer->qp->qp_num;
-		attr.rq_psn = 1;
-		attr.max_dest_rd_atomic = 4;
-		attr.min_rnr_timer = 1;
-		err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_AV |
-				   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-				   IB_QP_RQ_PSN |
-				   (tq->qp->qp_type == IB_QPT_RC ?
-				    IB_QP_MAX_DEST_RD_ATOMIC |
-				    IB_QP_MIN_RNR_TIMER : 0));
-	}
-	if (err)
-		return err;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.sq_psn = 1;
-	attr.timeout = 4;
-	attr.retry_cnt = tq->retry_cnt;
-	attr.rnr_retry = tq->rnr_retry;
-	attr.max_rd_atomic = 4;
-	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN |
-			   (tq->qp->qp_type == IB_QPT_RC ?
-			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC : 0));
-	if (err || !ud)
-		return err;
-
-	tq->ah = rdma_create_ah(tq->pd, &ah, RDMA_CREATE_AH_SLEEPABLE);
-	if (IS_ERR(tq->ah)) {
-		err = PTR_ERR(tq->ah);
-		tq->ah = NULL;
-	}
-	return err;
+	ah = shca_ktest_create_ah(tq->pd, peer->dev);
+	if (IS_ERR(ah))
+		return PTR_ERR(ah);
+	tq->ah = ah;
+	return 0;
 }
 
 /**
@@ -710,4 +662,210 @@ void shca_test_expect(struct kunit *test, struct shca_tq *tq,
 	KUNIT_EXPECT_EQ_MSG(test, status, wc.status, "%s",
 			    ib_wc_status_msg(wc.status));
 	KUNIT_EXPECT_EQ(test, wr_id, wc.wr_id);
+}
+
+/**
+ * shca_test_pair() - two ends of one QP type on one device, in RESET
+ * @test: the test; teardown is registered with it
+ * @a: one end, from shca_test_tq_new()
+ * @b: the other
+ * @type: RC, UC or UD
+ * @wr: work requests each queue must hold
+ *
+ * Each end has a CQ of 16 CQEs; shca_test_connect() connects them.
+ */
+void shca_test_pair(struct kunit *test, struct shca_tq *a, struct shca_tq *b,
+		    enum ib_qp_type type, u32 wr)
+{
+	struct ib_device *da, *db;
+
+	shca_test_devices(test, false, &da, &db);
+	shca_test_tq_init(test, a, da, type, NULL, 16, wr);
+	shca_test_tq_init(test, b, db, type, NULL, 16, wr);
+}
+
+static void shca_test_mpt_free(void *arg)
+{
+	struct shca_test_mpt *m = arg;
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_FREE_MPT,
+		.in.mpt.key = m->key,
+	};
+
+	if (!m->freed)
+		shca_cmd_exec(m->sdev, &cmd);
+}
+
+/**
+ * shca_test_mpt_write() - write an MPT entry's page list with WRITE_MPT
+ * @m: the entry, from shca_test_pbl_mpt()
+ *
+ * Return: what the command returned, as an errno.
+ */
+int shca_test_mpt_write(struct shca_test_mpt *m)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_WRITE_MPT,
+		.in.mpt = {
+			.key = m->key,
+			.access = SHCA_ACCESS_LOCAL_WRITE |
+				  SHCA_ACCESS_REMOTE_WRITE,
+			.iova = m->pbl[0],
+			.length = PAGE_SIZE,
+			.pbl = m->pbl,
+			.npages = 1,
+			.page_shift = PAGE_SHIFT,
+		},
+	};
+
+	return shca_cmd_exec(m->sdev, &cmd);
+}
+
+/**
+ * shca_test_pbl_mpt() - an MPT entry as reg_user_mr makes a user MR's
+ * @test: the test; FREE_MPT is registered with it
+ * @tq: the end whose PD and buffer it covers
+ * @offset: where in @tq's buffer its one page is, page aligned
+ *
+ * A PBL entry written at once with WRITE_MPT, remote write allowed.
+ *
+ * Return: the entry.
+ */
+struct shca_test_mpt *shca_test_pbl_mpt(struct kunit *test, struct shca_tq *tq,
+					u32 offset)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_ALLOC_MPT,
+		.in.mpt_alloc = {
+			.type = SHCA_MPT_PBL,
+			.pdn = to_shca_pd(tq->pd)->pdn,
+			.max_pages = 1,
+		},
+	};
+	struct shca_test_mpt *m;
+	int err;
+
+	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->pbl = kunit_kzalloc(test, sizeof(*m->pbl), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m->pbl);
+	m->sdev = to_shca_dev(tq->dev);
+	KUNIT_ASSERT_EQ(test, 0, shca_cmd_exec(m->sdev, &cmd));
+	m->key = cmd.out.num;
+	err = kunit_add_action_or_reset(test, shca_test_mpt_free, m);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	KUNIT_ASSERT_EQ(test, 0, (tq->addr + offset) & ~PAGE_MASK);
+	m->pbl[0] = tq->addr + offset;
+	KUNIT_ASSERT_EQ(test, 0, shca_test_mpt_write(m));
+	return m;
+}
+
+/**
+ * shca_test_rdma_write() - post a signaled RDMA WRITE from an end's buffer
+ * @a: the end
+ * @wr_id: the work request's ID
+ * @rkey: the remote key
+ * @addr: the remote address
+ * @len: bytes, from the start of @a's buffer
+ *
+ * Return: what ib_post_send() returned.
+ */
+int shca_test_rdma_write(struct shca_tq *a, u64 wr_id, u32 rkey, u64 addr,
+			 u32 len)
+{
+	struct ib_sge sge = {
+		.addr = a->addr,
+		.length = len,
+		.lkey = a->lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = wr_id,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge,
+			.num_sge = 1,
+		},
+		.remote_addr = addr,
+		.rkey = rkey,
+	};
+
+	return ib_post_send(a->qp, &wr.wr, NULL);
+}
+
+static void shca_test_hw_free(void *hw)
+{
+	shca_hw_destroy(hw);
+}
+
+/**
+ * shca_test_hw() - a hardware model of its own, for model-level tests
+ * @test: the test; the model is destroyed when it ends
+ *
+ * Return: the model.
+ */
+struct shca_hw *shca_test_hw(struct kunit *test)
+{
+	struct shca_hw *hw = shca_hw_create();
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, hw);
+	err = kunit_add_action_or_reset(test, shca_test_hw_free, hw);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	return hw;
+}
+
+/**
+ * shca_test_hw_create() - run a create command that must succeed
+ * @test: the test
+ * @hw: the model
+ * @cmd: the command: ALLOC_PD or a CREATE_*
+ *
+ * Return: the new object's number.
+ */
+u32 shca_test_hw_create(struct kunit *test, struct shca_hw *hw,
+			struct shca_hw_cmd *cmd)
+{
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, cmd));
+	return cmd->opcode == SHCA_CMD_ALLOC_PD ? cmd->out.pdn : cmd->out.num;
+}
+
+/**
+ * shca_test_hw_qp_new() - create a CQ and an RC QP on it, in a model
+ * @test: the test
+ * @hw: the model
+ * @user: the QP is a process's
+ * @t: filled in; the QP is in RESET
+ */
+void shca_test_hw_qp_new(struct kunit *test, struct shca_hw *hw, bool user,
+			 struct shca_test_hw_qp *t)
+{
+	struct shca_hw_cmd pd = { .opcode = SHCA_CMD_ALLOC_PD };
+	struct shca_hw_cmd cq = { .opcode = SHCA_CMD_CREATE_CQ };
+	struct shca_hw_cmd qp = { .opcode = SHCA_CMD_CREATE_QP };
+
+	t->ring = kunit_kzalloc(test, 4 * sizeof(*t->ring), GFP_KERNEL);
+	t->sq = kunit_kzalloc(test, 4 * sizeof(*t->sq), GFP_KERNEL);
+	t->db = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	cq.in.cq.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	qp.in.qp.rq.ring = kunit_kzalloc(test,
+					 4 * sizeof(struct shca_hw_recv_wqe),
+					 GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, t->ring && t->sq && t->db && cq.in.cq.dbrec &&
+			  qp.in.qp.rq.ring);
+	cq.in.cq.ring = t->ring;
+	cq.in.cq.log_depth = 2;
+	t->cqn = shca_test_hw_create(test, hw, &cq);
+	qp.in.qp.type = SHCA_QPT_RC;
+	qp.in.qp.pdn = shca_test_hw_create(test, hw, &pd);
+	qp.in.qp.send_cqn = t->cqn;
+	qp.in.qp.recv_cqn = t->cqn;
+	qp.in.qp.sq.ring = t->sq;
+	qp.in.qp.sq.log_depth = 2;
+	qp.in.qp.rq.log_depth = 2;
+	qp.in.qp.dbrec = t->db;
+	qp.in.qp.max_send_sge = 1;
+	qp.in.qp.sig_all = true;
+	qp.in.qp.user = user;
+	t->qpn = shca_test_hw_create(test, hw, &qp);
 }

@@ -12,9 +12,9 @@
 #include "shca.h"
 #include "shca_test.h"
 
-#define SHCA_TT_LEN		1000
-#define SHCA_TT_REMOTE		8192
-#define SHCA_TT_READ_DST	16384
+#define SHCA_TRAFFIC_LEN		1000
+#define SHCA_TRAFFIC_REMOTE		8192
+#define SHCA_TRAFFIC_READ_DST	16384
 
 /**
  * struct shca_traffic_case - one traffic test
@@ -30,7 +30,7 @@ struct shca_traffic_case {
 	bool inline_data;
 };
 
-static const struct shca_traffic_case shca_traffic_cases[] = {
+static const struct shca_traffic_case shca_traffic_params[] = {
 	{ .type = IB_QPT_RC, .op = IB_WR_SEND,
 	  .two = false, .inline_data = false },
 	{ .type = IB_QPT_RC, .op = IB_WR_SEND,
@@ -148,7 +148,7 @@ static void shca_traffic_desc(const struct shca_traffic_case *c, char *desc)
 		 c->two ? "two_devices" : "loopback");
 }
 
-KUNIT_ARRAY_PARAM(shca_traffic, shca_traffic_cases, shca_traffic_desc);
+KUNIT_ARRAY_PARAM(shca_traffic, shca_traffic_params, shca_traffic_desc);
 
 static void shca_fill(u8 *p, u32 len, u8 seed)
 {
@@ -158,7 +158,7 @@ static void shca_fill(u8 *p, u32 len, u8 seed)
 		p[i] = seed + i * 7;
 }
 
-struct shca_tt {
+struct shca_traffic {
 	struct kunit *test;
 	const struct shca_traffic_case *c;
 	struct shca_tq a;
@@ -166,8 +166,8 @@ struct shca_tt {
 	struct ib_wc wc[4];
 };
 
-static void shca_tt_setup(struct kunit *test, struct shca_tt *t,
-			  const struct shca_traffic_case *c)
+static void shca_traffic_setup(struct kunit *test, struct shca_traffic *t,
+			       const struct shca_traffic_case *c)
 {
 	struct ib_device *da, *db;
 
@@ -180,9 +180,9 @@ static void shca_tt_setup(struct kunit *test, struct shca_tt *t,
 }
 
 /* Poll exactly one completion and check its status, opcode and wr_id. */
-static struct ib_wc *shca_tt_one(struct shca_tt *t, struct shca_tq *tq,
-				 enum ib_wc_status status,
-				 enum ib_wc_opcode opcode, u64 wr_id)
+static struct ib_wc *shca_traffic_one(struct shca_traffic *t, struct shca_tq *tq,
+				      enum ib_wc_status status,
+				      enum ib_wc_opcode opcode, u64 wr_id)
 {
 	struct kunit *test = t->test;
 	struct ib_wc *wc = &t->wc[0];
@@ -197,12 +197,12 @@ static struct ib_wc *shca_tt_one(struct shca_tt *t, struct shca_tq *tq,
 	return wc;
 }
 
-static void shca_tt_send(struct shca_tt *t)
+static void shca_traffic_send(struct shca_traffic *t)
 {
 	const struct shca_traffic_case *c = t->c;
 	struct kunit *test = t->test;
 	bool ud = c->type == IB_QPT_UD;
-	u32 len = c->inline_data ? 48 : ud ? 512 : SHCA_TT_LEN;
+	u32 len = c->inline_data ? 48 : ud ? 512 : SHCA_TRAFFIC_LEN;
 	u32 hdr = ud ? 40 : 0;
 	union ib_gid sgid, dgid, want;
 	struct ib_wc *wc;
@@ -213,8 +213,8 @@ static void shca_tt_send(struct shca_tt *t)
 	err = shca_test_post_send(&t->a, &t->b, c->op, 5, 0, 0, len,
 				  c->inline_data ? IB_SEND_INLINE : 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_SEND, 5);
-	wc = shca_tt_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV, 7);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, IB_WC_SEND, 5);
+	wc = shca_traffic_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV, 7);
 	KUNIT_EXPECT_EQ(test, len + hdr, wc->byte_len);
 	KUNIT_EXPECT_MEMEQ(test, t->a.buf, t->b.buf + hdr, len);
 	if (c->op == IB_WR_SEND_WITH_IMM) {
@@ -245,48 +245,48 @@ static void shca_tt_send(struct shca_tt *t)
 	KUNIT_EXPECT_MEMEQ(test, want.raw, dgid.raw, sizeof(dgid.raw));
 }
 
-static void shca_tt_write(struct shca_tt *t)
+static void shca_traffic_write(struct shca_traffic *t)
 {
 	const struct shca_traffic_case *c = t->c;
 	struct kunit *test = t->test;
-	u32 len = c->inline_data ? 60 : SHCA_TT_LEN;
+	u32 len = c->inline_data ? 60 : SHCA_TRAFFIC_LEN;
 	struct ib_wc *wc;
 	int err;
 
 	shca_fill(t->a.buf, len, 11);
 	if (c->op == IB_WR_RDMA_WRITE_WITH_IMM)
 		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(&t->b, 9, 0, 16));
-	err = shca_test_post_send(&t->a, &t->b, c->op, 6, 0, SHCA_TT_REMOTE,
+	err = shca_test_post_send(&t->a, &t->b, c->op, 6, 0, SHCA_TRAFFIC_REMOTE,
 				  len, c->inline_data ? IB_SEND_INLINE : 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 6);
-	KUNIT_EXPECT_MEMEQ(test, t->a.buf, t->b.buf + SHCA_TT_REMOTE, len);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 6);
+	KUNIT_EXPECT_MEMEQ(test, t->a.buf, t->b.buf + SHCA_TRAFFIC_REMOTE, len);
 	if (c->op != IB_WR_RDMA_WRITE_WITH_IMM) {
 		KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(t->b.cq, 1, t->wc));
 		return;
 	}
-	wc = shca_tt_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM, 9);
+	wc = shca_traffic_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM, 9);
 	KUNIT_EXPECT_EQ(test, len, wc->byte_len);
 	KUNIT_EXPECT_TRUE(test, wc->wc_flags & IB_WC_WITH_IMM);
 	KUNIT_EXPECT_EQ(test, SHCA_TEST_IMM, be32_to_cpu(wc->ex.imm_data));
 }
 
-static void shca_tt_read(struct shca_tt *t)
+static void shca_traffic_read(struct shca_traffic *t)
 {
 	struct kunit *test = t->test;
 	int err;
 
-	shca_fill(t->b.buf + SHCA_TT_REMOTE, SHCA_TT_LEN, 21);
+	shca_fill(t->b.buf + SHCA_TRAFFIC_REMOTE, SHCA_TRAFFIC_LEN, 21);
 	err = shca_test_post_send(&t->a, &t->b, IB_WR_RDMA_READ, 8,
-				  SHCA_TT_READ_DST, SHCA_TT_REMOTE,
-				  SHCA_TT_LEN, 0);
+				  SHCA_TRAFFIC_READ_DST, SHCA_TRAFFIC_REMOTE,
+				  SHCA_TRAFFIC_LEN, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 8);
-	KUNIT_EXPECT_MEMEQ(test, t->b.buf + SHCA_TT_REMOTE,
-			   t->a.buf + SHCA_TT_READ_DST, SHCA_TT_LEN);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 8);
+	KUNIT_EXPECT_MEMEQ(test, t->b.buf + SHCA_TRAFFIC_REMOTE,
+			   t->a.buf + SHCA_TRAFFIC_READ_DST, SHCA_TRAFFIC_LEN);
 }
 
-static void shca_tt_free_mr(void *mr)
+static void shca_traffic_free_mr(void *mr)
 {
 	ib_dereg_mr(mr);
 }
@@ -295,8 +295,8 @@ static void shca_tt_free_mr(void *mr)
  * A fast-registration MR over two pages of @tq's buffer, in the order
  * given, registered by a REG_MR work request on @tq's own QP.
  */
-static struct ib_mr *shca_tt_fast_reg(struct shca_tt *t, struct shca_tq *tq,
-				      u32 first, u32 second, int access)
+static struct ib_mr *shca_traffic_fast_reg(struct shca_traffic *t, struct shca_tq *tq,
+					   u32 first, u32 second, int access)
 {
 	struct kunit *test = t->test;
 	struct scatterlist sg[2];
@@ -306,7 +306,7 @@ static struct ib_mr *shca_tt_fast_reg(struct shca_tt *t, struct shca_tq *tq,
 
 	mr = ib_alloc_mr(tq->pd, IB_MR_TYPE_MEM_REG, 2);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
-	err = kunit_add_action_or_reset(test, shca_tt_free_mr, mr);
+	err = kunit_add_action_or_reset(test, shca_traffic_free_mr, mr);
 	KUNIT_ASSERT_EQ(test, 0, err);
 	sg_init_table(sg, 2);
 	sg_dma_address(&sg[0]) = tq->addr + first;
@@ -324,15 +324,15 @@ static struct ib_mr *shca_tt_fast_reg(struct shca_tt *t, struct shca_tq *tq,
 	wr.key = mr->rkey;
 	wr.access = access;
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(tq->qp, &wr.wr, NULL));
-	shca_tt_one(t, tq, IB_WC_SUCCESS, IB_WC_REG_MR, 0xfa57);
+	shca_traffic_one(t, tq, IB_WC_SUCCESS, IB_WC_REG_MR, 0xfa57);
 	return mr;
 }
 
-static int shca_tt_atomic(struct shca_tt *t, struct ib_mr *mr,
-			  enum ib_wr_opcode op, u64 compare_add, u64 swap)
+static int shca_traffic_atomic(struct shca_traffic *t, struct ib_mr *mr,
+			       enum ib_wr_opcode op, u64 compare_add, u64 swap)
 {
 	struct ib_sge sge = {
-		.addr = t->a.addr + SHCA_TT_READ_DST,
+		.addr = t->a.addr + SHCA_TRAFFIC_READ_DST,
 		.length = 8,
 		.lkey = t->a.lkey,
 	};
@@ -353,10 +353,10 @@ static int shca_tt_atomic(struct shca_tt *t, struct ib_mr *mr,
 	return ib_post_send(t->a.qp, &wr.wr, NULL);
 }
 
-static void shca_tt_atomics(struct shca_tt *t)
+static void shca_traffic_atomics(struct shca_traffic *t)
 {
-	u64 *target = (u64 *)(t->b.buf + SHCA_TT_REMOTE);
-	u64 *result = (u64 *)(t->a.buf + SHCA_TT_READ_DST);
+	u64 *target = (u64 *)(t->b.buf + SHCA_TRAFFIC_REMOTE);
+	u64 *result = (u64 *)(t->a.buf + SHCA_TRAFFIC_READ_DST);
 	bool cs = t->c->op == IB_WR_ATOMIC_CMP_AND_SWP;
 	struct kunit *test = t->test;
 	enum ib_wc_opcode wc_op;
@@ -365,25 +365,25 @@ static void shca_tt_atomics(struct shca_tt *t)
 
 	wc_op = cs ? IB_WC_COMP_SWAP : IB_WC_FETCH_ADD;
 	/* The PD's global rkey has no atomic right; this MR has. */
-	mr = shca_tt_fast_reg(t, &t->b, SHCA_TT_REMOTE,
-			      SHCA_TT_REMOTE + PAGE_SIZE,
-			      IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC);
+	mr = shca_traffic_fast_reg(t, &t->b, SHCA_TRAFFIC_REMOTE,
+				   SHCA_TRAFFIC_REMOTE + PAGE_SIZE,
+				   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC);
 	*target = 100;
 	/* The first compare matches, the second does not. */
-	err = shca_tt_atomic(t, mr, t->c->op, cs ? 100 : 23, 555);
+	err = shca_traffic_atomic(t, mr, t->c->op, cs ? 100 : 23, 555);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, wc_op, t->c->op);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, wc_op, t->c->op);
 	KUNIT_EXPECT_EQ(test, 100ULL, *result);
 	KUNIT_EXPECT_EQ(test, cs ? 555ULL : 123ULL, *target);
-	err = shca_tt_atomic(t, mr, t->c->op, cs ? 100 : 1, 777);
+	err = shca_traffic_atomic(t, mr, t->c->op, cs ? 100 : 1, 777);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, wc_op, t->c->op);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, wc_op, t->c->op);
 	KUNIT_EXPECT_EQ(test, cs ? 555ULL : 123ULL, *result);
 	KUNIT_EXPECT_EQ(test, cs ? 555ULL : 124ULL, *target);
 }
 
 /* A page-spanning write through a registered MR whose pages are shuffled. */
-static void shca_tt_reg_mr(struct shca_tt *t)
+static void shca_traffic_reg_mr(struct shca_traffic *t)
 {
 	struct kunit *test = t->test;
 	struct ib_sge sge = {
@@ -402,13 +402,13 @@ static void shca_tt_reg_mr(struct shca_tt *t)
 	};
 	struct ib_mr *mr;
 
-	mr = shca_tt_fast_reg(t, &t->b, 8 * PAGE_SIZE, 2 * PAGE_SIZE,
-			      IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+	mr = shca_traffic_fast_reg(t, &t->b, 8 * PAGE_SIZE, 2 * PAGE_SIZE,
+				   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	shca_fill(t->a.buf, 2 * PAGE_SIZE, 31);
 	wr.remote_addr = mr->iova;
 	wr.rkey = mr->rkey;
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(t->a.qp, &wr.wr, NULL));
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 1);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 1);
 	KUNIT_EXPECT_MEMEQ(test, t->a.buf, t->b.buf + 8 * PAGE_SIZE,
 			   PAGE_SIZE);
 	KUNIT_EXPECT_MEMEQ(test, t->a.buf + PAGE_SIZE,
@@ -416,7 +416,7 @@ static void shca_tt_reg_mr(struct shca_tt *t)
 }
 
 /* Send with invalidate: the responder's MR is invalid afterwards. */
-static void shca_tt_send_inv(struct shca_tt *t)
+static void shca_traffic_send_inv(struct shca_traffic *t)
 {
 	struct kunit *test = t->test;
 	struct ib_sge sge = {
@@ -435,13 +435,13 @@ static void shca_tt_send_inv(struct shca_tt *t)
 	struct ib_mr *mr;
 	int err;
 
-	mr = shca_tt_fast_reg(t, &t->b, 4 * PAGE_SIZE, 5 * PAGE_SIZE,
-			      IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+	mr = shca_traffic_fast_reg(t, &t->b, 4 * PAGE_SIZE, 5 * PAGE_SIZE,
+				   IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	wr.ex.invalidate_rkey = mr->rkey;
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(&t->b, 3, 0, 4096));
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(t->a.qp, &wr, NULL));
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_SEND, 2);
-	wc = shca_tt_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV, 3);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, IB_WC_SEND, 2);
+	wc = shca_traffic_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV, 3);
 	KUNIT_EXPECT_TRUE(test, wc->wc_flags & IB_WC_WITH_INVALIDATE);
 	KUNIT_EXPECT_EQ(test, mr->rkey, wc->ex.invalidate_rkey);
 
@@ -452,11 +452,11 @@ static void shca_tt_send_inv(struct shca_tt *t)
 	err = shca_test_post_send(&t->a, &t->b, IB_WR_RDMA_WRITE, 4, 0, 0,
 				  64, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_tt_one(t, &t->a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 4);
+	shca_traffic_one(t, &t->a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 4);
 }
 
 /* Local invalidate: the requester's own MR stops working for it. */
-static void shca_tt_local_inv(struct shca_tt *t)
+static void shca_traffic_local_inv(struct shca_traffic *t)
 {
 	struct kunit *test = t->test;
 	struct ib_sge sge = { .length = 64 };
@@ -473,73 +473,73 @@ static void shca_tt_local_inv(struct shca_tt *t)
 	};
 	struct ib_mr *mr;
 
-	mr = shca_tt_fast_reg(t, &t->a, 0, PAGE_SIZE, IB_ACCESS_LOCAL_WRITE);
+	mr = shca_traffic_fast_reg(t, &t->a, 0, PAGE_SIZE, IB_ACCESS_LOCAL_WRITE);
 	sge.addr = mr->iova;
 	sge.lkey = mr->lkey;
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(&t->b, 1, 0, 4096));
 	wr.wr_id = 20;
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(t->a.qp, &wr, NULL));
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_SEND, 20);
-	shca_tt_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV, 1);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, IB_WC_SEND, 20);
+	shca_traffic_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV, 1);
 
 	inv.ex.invalidate_rkey = mr->lkey;
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(t->a.qp, &inv, NULL));
-	shca_tt_one(t, &t->a, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 21);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 21);
 
 	wr.wr_id = 22;
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(t->a.qp, &wr, NULL));
-	shca_tt_one(t, &t->a, IB_WC_LOC_PROT_ERR, IB_WC_SEND, 22);
+	shca_traffic_one(t, &t->a, IB_WC_LOC_PROT_ERR, IB_WC_SEND, 22);
 	KUNIT_EXPECT_EQ(test, t->c->type == IB_QPT_RC ? IB_QPS_ERR :
 			IB_QPS_SQE, shca_test_qp_state(&t->a));
 }
 
-static void shca_test_traffic(struct kunit *test)
+static void shca_test_opcode_delivers_data_and_completion(struct kunit *test)
 {
 	const struct shca_traffic_case *c = test->param_value;
-	struct shca_tt *t;
+	struct shca_traffic *t;
 
 	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	shca_tt_setup(test, t, c);
+	shca_traffic_setup(test, t, c);
 
 	switch (c->op) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
-		shca_tt_send(t);
+		shca_traffic_send(t);
 		break;
 	case IB_WR_SEND_WITH_INV:
-		shca_tt_send_inv(t);
+		shca_traffic_send_inv(t);
 		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		shca_tt_write(t);
+		shca_traffic_write(t);
 		break;
 	case IB_WR_RDMA_READ:
-		shca_tt_read(t);
+		shca_traffic_read(t);
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		shca_tt_atomics(t);
+		shca_traffic_atomics(t);
 		break;
 	case IB_WR_LOCAL_INV:
-		shca_tt_local_inv(t);
+		shca_traffic_local_inv(t);
 		break;
 	case IB_WR_REG_MR:
-		shca_tt_reg_mr(t);
+		shca_traffic_reg_mr(t);
 		break;
 	default:
 		KUNIT_FAIL(test, "no test for opcode %d", c->op);
 	}
 }
 
-static struct kunit_case shca_traffic_test_cases[] = {
-	KUNIT_CASE_PARAM(shca_test_traffic, shca_traffic_gen_params),
+static struct kunit_case shca_traffic_cases[] = {
+	KUNIT_CASE_PARAM(shca_test_opcode_delivers_data_and_completion, shca_traffic_gen_params),
 	{}
 };
 
 static struct kunit_suite shca_traffic_suite = {
 	.name = "shca_traffic",
-	.test_cases = shca_traffic_test_cases,
+	.test_cases = shca_traffic_cases,
 };
 
 kunit_test_suite(shca_traffic_suite);

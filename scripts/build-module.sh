@@ -21,7 +21,8 @@ b=$SHCA_TOP/out/build-$kernel
 rm -rf "$b"
 mkdir -p "$b"
 cp -r "$SHCA_TOP/Kbuild" "$SHCA_TOP/drivers" "$SHCA_TOP/include" \
-	"$SHCA_TOP/kconsumer" "$SHCA_TOP/kbench" "$SHCA_TOP/kunit" "$b/"
+	"$SHCA_TOP/kconsumer" "$SHCA_TOP/kbench" "$SHCA_TOP/kunit" \
+	"$SHCA_TOP/lib" "$b/"
 shca_log "building shca for the $kernel kernel"
 make -s -C "$kdir" M="$b" W=1 "$@" modules 2>&1 | tee "$b/build.log" >&2
 # Warnings fail the build: the driver compiles clean.  (Not a pipe into a

@@ -30,7 +30,8 @@ gcc -fsyntax-only -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-I"$SHCA_TOP/include/shca" "$SHCA_TOP"/providers/shca/*.c
 
 cflags=(-O2 -g -Wall -Wextra -Werror -pthread
-	-I"$SHCA_TOP/include/uapi" -I"$SHCA_TOP/include/shca")
+	-I"$SHCA_TOP/include/uapi" -I"$SHCA_TOP/include/shca"
+	-I"$SHCA_TOP/include/test")
 gcc "${cflags[@]}" "$SHCA_TOP/tests/user/cq_sweep_test.c" \
 	-o "$SHCA_TOP/out/user/cq_sweep_test"
 gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" -I"$src" \

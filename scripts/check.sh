@@ -13,11 +13,15 @@
 # picks integration tests by file name (default: all), KERNEL=debug|stock
 # limits the integration tests to one kernel.
 #
+# Every test program reports in KTAP, and scripts/ktap.sh reads them all:
+# a report short of its plan, or malformed, is a failure.
+#
 # Ends with "N passed, N failed, N skipped" and exits non-zero on any
 # failure, including a kernel report (BUG, WARNING, KASAN, UBSAN, lockdep,
 # kmemleak, hung task) in either guest.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ktap.sh"
 
 do_lint=1 do_kunit=1 do_itest=1
 case "${1:-}" in
@@ -77,17 +81,8 @@ mkdir -p "$SHCA_TOP/out"
 if [ $do_lint -eq 1 ] || [ $do_itest -eq 1 ]; then
 	if "$SHCA_TOP/scripts/build-user.sh" > "$SHCA_TOP/out/build-user.log" 2>&1; then
 		record "build: rdma-core with libshca, userspace tests" PASS
-		"$SHCA_TOP/out/user/cq_sweep_test" > "$SHCA_TOP/out/cq_sweep.txt" 2>&1
-		urc=$?
-		while read -r st name; do
-			case $st in
-			ok) record "user: cq_sweep $name" PASS ;;
-			not) record "user: cq_sweep ${name#ok }" FAIL ;;
-			esac
-		done < "$SHCA_TOP/out/cq_sweep.txt"
-		if [ $urc -ne 0 ] && ! grep -q '^not ok' "$SHCA_TOP/out/cq_sweep.txt"; then
-			record "user: cq_sweep (exit status $urc)" FAIL
-		fi
+		"$SHCA_TOP/out/user/cq_sweep_test" > "$SHCA_TOP/out/cq_sweep.ktap" 2>&1
+		ktap_parse "user: cq_sweep " "$SHCA_TOP/out/cq_sweep.ktap" $?
 	else
 		tail -n 30 "$SHCA_TOP/out/build-user.log"
 		record "build: rdma-core with libshca, userspace tests" FAIL
@@ -99,36 +94,20 @@ fi
 # Each of its checks must report, and its exit status must agree: a lint
 # that could not run is a failure, not silence.
 if [ $do_lint -eq 1 ]; then
-	"$SHCA_TOP/scripts/lint.sh" > "$SHCA_TOP/out/lint.log" 2>&1
-	lrc=$?
-	for c in checkpatch kernel-doc sparse; do
-		status=$(awk -v c="$c" '$1 == "lint:" && $2 == c { s = $3 }
-			 END { print s }' "$SHCA_TOP/out/lint.log")
-		record "lint: $c" "${status:-FAIL}"
-	done
-	if [ $lrc -ne 0 ] && ! grep -q '^lint: .* FAIL' "$SHCA_TOP/out/lint.log"; then
-		record "lint: exit status $lrc" FAIL
-	fi
-	if [ $lrc -ne 0 ]; then
-		grep -v '^lint:' "$SHCA_TOP/out/lint.log" | head -n 60
+	"$SHCA_TOP/scripts/lint.sh" > "$SHCA_TOP/out/lint.ktap" 2>&1
+	if ! ktap_parse "lint: " "$SHCA_TOP/out/lint.ktap" $?; then
+		grep -v -E '^(KTAP version|1\.\.|(not )?ok )' \
+			"$SHCA_TOP/out/lint.ktap" | head -n 60
 	fi
 fi
 
-# The KUnit report's parser proves itself on broken reports (host side).
-if [ $do_kunit -eq 1 ]; then
-	"$SHCA_TOP/tests/host/kunit_results.sh" \
-		> "$SHCA_TOP/out/kunit-results-test.txt" 2>&1
-	hrc=$?
-	while read -r st name; do
-		case $st in
-		ok) record "host: kunit-results $name" PASS ;;
-		not) record "host: kunit-results ${name#ok }" FAIL ;;
-		esac
-	done < "$SHCA_TOP/out/kunit-results-test.txt"
-	if [ $hrc -ne 0 ] &&
-	   ! grep -q '^not ok' "$SHCA_TOP/out/kunit-results-test.txt"; then
-		record "host: kunit-results self-test (exit status $hrc)" FAIL
-	fi
+# The parsers prove themselves on broken reports (host side): this one of
+# every KTAP report, and the KUnit report's.
+if [ $do_kunit -eq 1 ] || [ $do_itest -eq 1 ]; then
+	for t in ktap kunit_results; do
+		"$SHCA_TOP/tests/host/$t.sh" > "$SHCA_TOP/out/host-$t.ktap" 2>&1
+		ktap_parse "host: ${t//_/-} " "$SHCA_TOP/out/host-$t.ktap" $?
+	done
 fi
 
 build() {
@@ -141,24 +120,17 @@ build() {
 	fi
 }
 
-# Count what one guest run reported.  $1: kernel, $2: the vm.sh status.
+# Count what one guest run reported.  $1: kernel, $2: the vm.sh status,
+# $3: whether it ran integration tests.
 collect() {
-	local k=$1 vrc=$2 out=$SHCA_TOP/out/vm-$1 name status
-	if [ -f "$out/results" ]; then
-		while read -r _ name status; do
-			record "itest/$k: $name" "$status"
-		done < "$out/results"
+	local k=$1 vrc=$2 out=$SHCA_TOP/out/vm-$1
+	if [ "$3" -eq 1 ]; then
+		ktap_parse "itest/$k: " "$out/results"
 	fi
 	if [ $do_kunit -eq 1 ] && [ "$k" = debug ]; then
-		if "$SHCA_TOP/scripts/kunit-results.sh" --suite "$suite" \
-			"$out/console.log" > "$out/kunit.txt"; then
-			while read -r status name; do
-				record "kunit: $name" "$status"
-			done < "$out/kunit.txt"
-		else
-			cat "$out/kunit.txt"
-			record "kunit: parse the KTAP report" FAIL
-		fi
+		"$SHCA_TOP/scripts/kunit-results.sh" --suite "$suite" \
+			"$out/console.log" > "$out/kunit-results.ktap"
+		ktap_parse "kunit: " "$out/kunit-results.ktap" $?
 	fi
 	if [ -f "$out/splat" ]; then
 		record "vm/$k: kernel reports (see above)" FAIL
@@ -168,12 +140,13 @@ collect() {
 }
 
 for k in debug stock; do
-	args=()
+	args=() it=0
 	if [ $do_kunit -eq 1 ] && [ $k = debug ]; then
 		args+=(--kunit "$suite")
 	fi
 	if [ $do_itest -eq 1 ] && [[ " $kernels " == *" $k "* ]]; then
 		args+=(--integration "$itest")
+		it=1
 	fi
 	[ ${#args[@]} -gt 0 ] || continue
 	# On a full run, lint has just built the debug module under sparse.
@@ -187,7 +160,7 @@ for k in debug stock; do
 	# short soak among them, under KASAN: give it 70 minutes.
 	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 4200 \
 		scripts/guest/run-tests.sh "${args[@]}"
-	collect $k $?
+	collect $k $? $it
 done
 
 shca_log "make check took $(( $(date +%s) - start ))s"

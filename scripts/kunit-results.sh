@@ -1,22 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Turn the KUnit report in a guest's console log into one line per test
-# case: "PASS|FAIL|SKIP suite.case[.param]".  The KTAP between the
-# "shca-kunit: begin" and "shca-kunit: end" markers is parsed by the
+# Turn the KUnit report in a guest's console log into a flat KTAP report
+# with one result per test case, "ok N suite.case[.param]" (a skipped one
+# "ok N ... # SKIP", a failed one "not ok N ..."), which scripts/ktap.sh
+# reads as it reads every other test program's.  The nested KTAP between
+# the "shca-kunit: begin" and "shca-kunit: end" markers is parsed by the
 # kernel's own tools/testing/kunit/kunit.py; its summary goes to stderr.
 #
 #   kunit-results.sh [--suite GLOB] [--sources DIR] LOG
 #
-# Nothing may drop out of the count silently.  The report is checked
+# Nothing may drop out of the count silently, and each suite has a file of
+# its own: the suite NAME lives in NAME_test.c, alone.  The report is checked
 # against what it declares (the plan of suites, each suite's plan of
 # cases) and against what the module is known to hold: the suites that
-# DIR/Kbuild (default: kunit/) builds into shca_kunit.ko, with their cases
+# DIR/Kbuild (default: kunit/) builds into shca_kunit.ko from DIR (an
+# object built from another directory holds none), with their cases
 # as the sources list them, narrowed by GLOB (KUnit's filter_glob, default
-# $SUITE or "*").  Each disagreement is a "FAIL kunit-plan: ..." line: a
+# $SUITE or "*").  Each disagreement is a failed "kunit-plan: ..." result: a
 # suite that never ran or did not finish, a suite that failed before its
 # first case, a case missing from a suite's results, a run cut short.
-# Exits non-zero if there is no report to parse.
+# Exits non-zero, with no KTAP, if there is no report to parse.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -50,11 +54,23 @@ def known_suites():
     suites = {}
     for obj in objs:
         src = os.path.join(sources, re.sub(r"\.o$", ".c", obj))
+        if not os.path.exists(src):
+            continue    # built from elsewhere (lib/), with no suite
         text = open(src).read()
         regs = []
         for m in re.finditer(r"\bkunit_test_suites?\s*\(([^;]*)\)\s*;", text):
             regs += [a.strip().lstrip("&") for a in m.group(1).split(",")]
-        for var in filter(None, regs):
+        # One suite per file, and the file named after it: the suite
+        # shca_x lives in shca_x_test.c; other files hold none.
+        regs = [r for r in regs if r]
+        stem = os.path.basename(src)[:-2]
+        if not stem.endswith("_test") and regs:
+            problems.append("%s: holds a suite, but is not named <suite>_test.c"
+                            % src)
+        elif stem.endswith("_test") and len(regs) != 1:
+            problems.append("%s: holds %d suites, one per file wanted" %
+                            (src, len(regs)))
+        for var in regs:
             m = re.search(r"struct\s+kunit_suite\s+" + re.escape(var) +
                           r"\s*=\s*\{(.*?)\n\};", text, re.S)
             if not m:
@@ -72,6 +88,9 @@ def known_suites():
                 continue
             suites[name.group(1)] = re.findall(r"\bKUNIT_CASE\w*\(\s*(\w+)",
                                                body.group(1))
+            if stem.endswith("_test") and name.group(1) != stem[:-5]:
+                problems.append("%s: holds suite %s, the file's name wants %s"
+                                % (src, name.group(1), stem[:-5]))
     return suites
 
 suite_glob, _, case_glob = glob.partition(".")
@@ -160,7 +179,7 @@ for name, s in seen.items():
                         (name, len(expected[name]), s["plan"]))
 with open(plan_out, "w") as f:
     for p in problems:
-        f.write("FAIL kunit-plan: %s\n" % p)
+        f.write("kunit-plan: %s\n" % p)
 
 # Number the suites in order, as one run does, for kunit.py.
 n, out = 0, []
@@ -178,14 +197,23 @@ with open(ktap_out, "w") as f:
 PY
 
 python3 "$kunit_py" parse --json="$dir/kunit.json" "$dir/kunit.ktap" >&2 || true
-python3 - "$dir/kunit.json" <<'PY'
+python3 - "$dir/kunit.json" "$dir/kunit.plan" <<'PY'
 import json, sys
+results = []
 def walk(group, prefix):
     for case in group.get("test_cases", []):
-        print(case["status"] if case["status"] in ("PASS", "SKIP") else "FAIL",
-              prefix + case["name"])
+        results.append((case["status"], prefix + case["name"]))
     for sub in group.get("sub_groups", []):
         walk(sub, prefix + sub["name"] + ".")
 walk(json.load(open(sys.argv[1])), "")
+results += [("FAIL", l.rstrip("\n")) for l in open(sys.argv[2]) if l.strip()]
+print("KTAP version 1")
+print("1..%d" % len(results))
+for n, (status, name) in enumerate(results, 1):
+    if status == "PASS":
+        print("ok %d %s" % (n, name))
+    elif status == "SKIP":
+        print("ok %d %s # SKIP" % (n, name))
+    else:
+        print("not ok %d %s" % (n, name))
 PY
-cat "$dir/kunit.plan"

@@ -5,8 +5,10 @@
 # --strict, kernel-doc -Wall and sparse (through a C=1 build against the
 # debug kernel).  libshca and the userspace tests are checked with
 # checkpatch too, but keep userspace C types and errno values; libshca
-# must also compile clean with -Wall -Wextra -Werror (build-user.sh).  Prints "lint: NAME PASS|FAIL" per check and
-# exits non-zero if any fails.
+# must also compile clean with -Wall -Wextra -Werror (build-user.sh).
+# Reports in KTAP: the plan, then "ok N NAME" or "not ok N NAME" per check,
+# each check's findings as "#" lines before its result; exits non-zero if
+# any check fails.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -15,11 +17,27 @@ src=$(shca_srcdir)
 cd "$SHCA_TOP"
 files=$(git ls-files '*.c' '*.h' 2>/dev/null)
 [ -n "$files" ] || files=$(find drivers kunit include -name '*.[ch]' 2>/dev/null)
-rc=0
+rc=0 n=0 notes=
 
+echo "KTAP version 1"
+echo "1..3"
+
+# say TEXT...: a finding, printed as a KTAP comment before the result.
+say() {
+	notes+="$*"$'\n'
+}
+
+# report NAME PASS|FAIL: the next result, after the check's findings.
 report() {
-	echo "lint: $1 $2"
-	[ "$2" = PASS ] || rc=1
+	n=$((n + 1))
+	[ -z "$notes" ] || sed -e '/^$/d' -e 's/^/# /' <<<"$notes"
+	notes=
+	if [ "$2" = PASS ]; then
+		echo "ok $n $1"
+	else
+		echo "not ok $n $1"
+		rc=1
+	fi
 }
 
 # checkpatch ARGS...: run checkpatch --strict, terse, on ARGS; print its
@@ -52,21 +70,23 @@ canary=$(mktemp --suffix=.c)
 trap 'rm -f "$canary"' EXIT
 printf '// SPDX-License-Identifier: GPL-2.0\nint  x ;\n' > "$canary"
 if [ -z "$kfiles" ]; then
-	echo "no kernel sources to check"
+	say "no kernel sources to check"
 	report checkpatch FAIL
 elif out=$(checkpatch -f "$canary") ||
      ! grep -q ':SPACING:' <<<"$out"; then
-	echo "$out"
-	echo "checkpatch does not find a planted defect: it does not work"
+	say "$out"
+	say "checkpatch does not find a planted defect: it does not work"
 	report checkpatch FAIL
 else
 	st=0
 	# shellcheck disable=SC2086
-	checkpatch --ignore FILE_PATH_CHANGES -f $kfiles || st=1
+	out=$(checkpatch --ignore FILE_PATH_CHANGES -f $kfiles) || st=1
+	say "$out"
 	if [ -n "$ufiles" ]; then
 		# shellcheck disable=SC2086
-		checkpatch --ignore FILE_PATH_CHANGES,PREFER_KERNEL_TYPES,USE_NEGATIVE_ERRNO \
-			-f $ufiles || st=1
+		out=$(checkpatch --ignore FILE_PATH_CHANGES,PREFER_KERNEL_TYPES,USE_NEGATIVE_ERRNO \
+			-f $ufiles) || st=1
+		say "$out"
 	fi
 	if [ $st -eq 0 ]; then report checkpatch PASS; else report checkpatch FAIL; fi
 fi
@@ -77,8 +97,8 @@ st=$?
 if [ -z "$out" ] && [ $st -eq 0 ]; then
 	report kernel-doc PASS
 else
-	echo "$out"
-	echo "kernel-doc: exit status $st"
+	say "$out"
+	say "kernel-doc: exit status $st"
 	report kernel-doc FAIL
 fi
 
@@ -86,7 +106,7 @@ shca_need_pkgs sparse
 if out=$("$SHCA_TOP/scripts/build-module.sh" debug C=1 2>&1); then
 	report sparse PASS
 else
-	echo "$out" | grep -E 'warning|error' | head -n 40
+	say "$(grep -E 'warning|error' <<<"$out" | head -n 40)"
 	report sparse FAIL
 fi
 exit $rc

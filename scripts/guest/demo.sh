@@ -94,12 +94,12 @@ printf '   its own count, drv_assoc in rdma res above, and refuses as well; the\
 printf '   KUnit case that calls the driver destroy_cq directly:)\n'
 if [ -f "$SHCA_BUILD/kunit/shca_kunit.ko" ] &&
    [ -w /sys/module/kunit/parameters/filter_glob ]; then
-	printf %s 'shca_teardown.shca_test_cq_lifecycle' \
+	printf %s 'shca_teardown.shca_test_destroy_cq_refused_while_a_qp_uses_it' \
 		> /sys/module/kunit/parameters/filter_glob
 	insmod "$SHCA_BUILD/kunit/shca_kunit.ko"
 	rmmod shca_kunit
 	printf %s '*' > /sys/module/kunit/parameters/filter_glob
-	run bash -c "dmesg | grep -o 'ok [0-9]* shca_test_cq_lifecycle'"
+	run bash -c "dmesg | grep -o 'ok [0-9]* shca_test_destroy_cq_refused_while_a_qp_uses_it'"
 fi
 
 step "From userspace: rdma-core's tools over libshca"

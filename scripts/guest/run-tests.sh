@@ -9,8 +9,12 @@
 # for every suite); KUnit prints its KTAP report to the kernel log, which
 # the host parses.  --integration runs tests/integration/GLOB.sh, each
 # under a timeout (300 s, or what a "# shca-timeout: N" line in the test
-# asks), and appends "shca-test: NAME PASS|FAIL|SKIP" to
-# $SHCA_OUT/results.  A test exits 0 to pass and 77 to skip.
+# asks), and reports them in KTAP in $SHCA_OUT/results: the version line,
+# the plan (one result per test), then "ok N NAME", "ok N NAME # SKIP" or
+# "not ok N NAME" as each test ends (a guest that dies leaves a report
+# short of its plan).  A test exits 0 to pass and 77 to skip; it fails too
+# if shca cannot be unloaded after it.  Each result also goes to the kernel
+# log as "shca-test: NAME PASS|FAIL|SKIP".
 . "$SHCA_TOP/scripts/guest/lib.sh"
 
 kunit=
@@ -40,38 +44,65 @@ if [ -n "$kunit" ]; then
 	echo "shca-kunit: end" > /dev/kmsg
 fi
 
+# result NAME PASS|FAIL|SKIP [WHY]: the next KTAP result.
+n=0
 result() {
-	echo "shca-test: $1 $2" | tee -a "$SHCA_OUT/results" > /dev/kmsg
+	local line
+	n=$((n + 1))
+	case $2 in
+	PASS) line="ok $n $1" ;;
+	SKIP) line="ok $n $1 # SKIP" ;;
+	*) line="not ok $n $1" ;;
+	esac
+	[ -z "${3:-}" ] || echo "# $1: $3" >> "$SHCA_OUT/results"
+	echo "$line" >> "$SHCA_OUT/results"
+	echo "shca-test: $1 $2" > /dev/kmsg
 }
 
 if [ -n "$itest" ]; then
-	# A glob that names no test is a mistake, not a green run.
-	compgen -G "$SHCA_TOP/tests/integration/$itest.sh" > /dev/null ||
-		result "no-test-matches:$itest" FAIL
+	tests=()
 	for t in "$SHCA_TOP"/tests/integration/$itest.sh; do
-		[ -f "$t" ] || continue
+		[ -f "$t" ] && tests+=("$t")
+	done
+	echo "KTAP version 1" > "$SHCA_OUT/results"
+	# A glob that names no test is a mistake, not a green run.
+	if [ ${#tests[@]} -eq 0 ]; then
+		echo "1..1" >> "$SHCA_OUT/results"
+		result "no-test-matches:$itest" FAIL
+	else
+		echo "1..${#tests[@]}" >> "$SHCA_OUT/results"
+	fi
+	for t in "${tests[@]}"; do
 		name=$(basename "$t" .sh)
 		echo "shca-test: start $name" > /dev/kmsg
 		shca_guest_load
 		limit=$(sed -n 's/^# shca-timeout: \([0-9]\+\)$/\1/p' "$t")
 		timeout -k 10 "${limit:-300}" bash "$t" > "$SHCA_OUT/itest-$name.log" 2>&1
 		rc=$?
-		case $rc in
-		0) result "$name" PASS ;;
-		77) result "$name" SKIP ;;
-		*) result "$name" FAIL
-		   echo "--- $name (exit $rc) ---"
-		   tail -n 30 "$SHCA_OUT/itest-$name.log" ;;
-		esac
+		if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+			echo "--- $name (exit $rc) ---"
+			tail -n 30 "$SHCA_OUT/itest-$name.log"
+		fi
 		# Leave the next test a clean slate: unloading shca removes
 		# every device a test left behind, and unloading rdma_rxe
-		# every rxe device (the bench compares against rxe).
-		shca_guest_unload || result "$name-unload" FAIL
-		if grep -q '^rdma_rxe ' /proc/modules; then
-			rmmod rdma_rxe || result "$name-rxe-unload" FAIL
+		# every rxe device (the bench compares against rxe).  A test
+		# after which either stays loaded fails.
+		why=
+		shca_guest_unload || why="shca could not be unloaded after it"
+		if grep -q '^rdma_rxe ' /proc/modules && ! rmmod rdma_rxe; then
+			why="${why:+$why; }rdma_rxe could not be unloaded after it"
 		fi
 		ip link del shca_d0 2>/dev/null
 		ip link del shca_d1 2>/dev/null
+		if [ -n "$why" ]; then
+			result "$name" FAIL "$why"
+		elif [ $rc -eq 0 ]; then
+			result "$name" PASS
+		elif [ $rc -eq 77 ]; then
+			result "$name" SKIP
+		else
+			result "$name" FAIL "exit status $rc"
+		fi
 	done
 fi
 exit 0

@@ -3,10 +3,12 @@
 #
 # Host-side self-test of scripts/kunit-results.sh: KUnit results must not
 # drop out of the count.  A module of two suites (alpha: three cases, one
-# of them parameterized; beta: two) and console logs of runs of it, whole
-# and broken in each way a run breaks; each broken one must give a FAIL
-# line, the whole one none.  Prints "ok NAME" or "not ok NAME" per case
-# and exits non-zero if any failed.
+# of them parameterized; beta: two; and shared_helper.o, built from another
+# directory as lib/shca_ktest_qp.o is, with no suite) and console logs of
+# runs of it, whole and broken in each way a run breaks; each broken one
+# must give a failed "kunit-plan:" result, the whole one none, and every
+# report must be sound KTAP to scripts/ktap.sh.  Reports in KTAP and exits
+# non-zero if any case failed.
 set -uo pipefail
 # The parser narrows by $SUITE unless told otherwise; here it is told.
 unset SUITE
@@ -17,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/src"
 cat > "$tmp/src/Kbuild" <<'EOF'
 obj-m += shca_kunit.o
-shca_kunit-y := main.o alpha_test.o \
+shca_kunit-y := main.o alpha_test.o shared_helper.o \
 	beta_test.o
 EOF
 cat > "$tmp/src/alpha_test.c" <<'EOF'
@@ -85,30 +87,50 @@ whole() {
 EOF
 }
 
-failed=0
+. "$top/scripts/ktap.sh"
+# "LOG | check ..." runs check in this shell, so its results count.
+shopt -s lastpipe
+
+echo "KTAP version 1"
+echo "1..14"
+failed=0 n=0
+# result NAME STATUS [DETAILS]: the next KTAP result.
+result() {
+	n=$((n + 1))
+	if [ "$2" -eq 0 ]; then
+		echo "ok $n $1"
+	else
+		[ -z "${3:-}" ] || sed 's/^/# /' <<<"$3"
+		echo "not ok $n $1"
+		failed=1
+	fi
+}
+
+# What ktap_parse makes of a report: one "STATUS NAME" line per record.
+record() {
+	echo "$2 $1"
+}
+
 # check NAME WANT [OPTIONS]: feed the log on stdin to kunit-results.sh;
-# WANT is an extended regular expression the FAIL lines must match, or
-# "none" for no FAIL line at all.
+# WANT is an extended regular expression a failed result must match, or
+# "none" for no failed result and at least one passed.
 check() {
-	local name=$1 want=$2 out fails
+	local name=$1 want=$2 out fails st
 	shift 2
 	mkdir -p "$tmp/$name"
 	cat > "$tmp/$name/console.log"
-	out=$("$top/scripts/kunit-results.sh" --sources "$tmp/src" "$@" \
-		"$tmp/$name/console.log" 2>"$tmp/$name/stderr")
-	fails=$(grep '^FAIL' <<<"$out")
+	"$top/scripts/kunit-results.sh" --sources "$tmp/src" "$@" \
+		"$tmp/$name/console.log" > "$tmp/$name/ktap" 2>"$tmp/$name/stderr"
+	out=$(ktap_parse "" "$tmp/$name/ktap" $?)
+	fails=$(sed -n 's/^FAIL //p' <<<"$out")
 	if [ "$want" = none ]; then
-		[ -z "$fails" ] && [ "$(grep -c '^PASS' <<<"$out")" -gt 0 ]
+		[ -z "$fails" ] && grep -q '^PASS' <<<"$out"
 	else
-		grep -qE -- "$want" <<<"$fails"
+		grep -qE -- "^kunit-plan: .*$want" <<<"$fails" &&
+			! grep -q '^ktap:' <<<"$fails"
 	fi
-	if [ $? -eq 0 ]; then
-		echo "ok $name"
-	else
-		echo "not ok $name"
-		sed 's/^/# /' <<<"$out"
-		failed=1
-	fi
+	st=$?
+	result "$name" $st "$out"
 }
 
 # The run of beta alone.
@@ -142,14 +164,34 @@ whole | sed 's/^\(\[ *5\.100005\]\)     1\.\.3/\1     1..4/' |
 # A suite the glob does not select ran anyway.
 whole | check unexpected_suite 'alpha: ran, but is not in the sources' \
 	--suite 'b*'
+# One suite per file, named after it.
+cp -r "$tmp/src" "$tmp/src_two"
+cat >> "$tmp/src_two/beta_test.c" <<'EOF'
+
+static struct kunit_suite gamma_suite = {
+	.name = "gamma",
+	.test_cases = beta_cases,
+};
+
+kunit_test_suite(gamma_suite);
+EOF
+whole | check two_suites_in_a_file 'beta_test.c: holds 2 suites' \
+	--sources "$tmp/src_two"
+cp -r "$tmp/src" "$tmp/src_name"
+sed -i 's/"beta"/"bravo"/' "$tmp/src_name/beta_test.c"
+whole | sed 's/beta/bravo/' |
+	check suite_named_unlike_its_file 'suite bravo, the file.s name wants beta' \
+	--sources "$tmp/src_name"
+cp -r "$tmp/src" "$tmp/src_main"
+cp "$tmp/src/beta_test.c" "$tmp/src_main/main.c"
+: > "$tmp/src_main/beta_test.c"
+whole | check suite_outside_a_test_file 'main.c: holds a suite, but is not named' \
+	--sources "$tmp/src_main"
 # No report at all is an error, not an empty pass.
 mkdir -p "$tmp/empty"
 echo "[    1.0] shca-kunit: begin" > "$tmp/empty/console.log"
-if "$top/scripts/kunit-results.sh" --sources "$tmp/src" \
-	"$tmp/empty/console.log" > /dev/null 2>&1; then
-	echo "not ok no_report"
-	failed=1
-else
-	echo "ok no_report"
-fi
+! "$top/scripts/kunit-results.sh" --sources "$tmp/src" \
+	"$tmp/empty/console.log" > "$tmp/empty/ktap" 2>"$tmp/empty/stderr" &&
+	[ "$(ktap_parse "" "$tmp/empty/ktap" 1)" = "FAIL ktap: no report" ]
+result no_report $? "$(cat "$tmp/empty/ktap" "$tmp/empty/stderr")"
 exit $failed

@@ -4,13 +4,11 @@
  * libshca sweeps user CQs with, built as libshca builds it.  The same
  * synthetic rings as the kernel's shca_cq_sweep KUnit suite, random rings
  * against a reference, and a sweep beside a live writer thread that plays
- * the device.  Prints one "ok NAME" or "not ok NAME" line per case.
+ * the device.  Reports in KTAP: a version line, the plan, then "ok N NAME"
+ * or "not ok N NAME" per case, a failure's reason on a "#" line before it.
  *
- * A ring is a pattern, one letter per published CQE from the consumer
- * index on: 'V' is the victim's, 'S' the victim's receive on its SRQ, 'R'
- * its receive without one, lower case a neighbour's ('s' a neighbour's SRQ
- * receive).  Slots past the pattern hold unpublished bodies, half of them
- * the victim's, which the sweep must neither remove nor touch.
+ * The rings are the vectors of include/test/shca_cq_sweep_vectors.h,
+ * shared with the KUnit suite.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -21,48 +19,14 @@
 #include <time.h>
 
 #include "shca_cq_sweep.h"
+#include "shca_cq_sweep_vectors.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#define VICTIM		0x123
-#define UNPUBLISHED	0x2ff
+#define VICTIM		SHCA_SWEEP_VICTIM
 
 static int failed;
 static char why[256];
-
-static int is_victim(char c)
-{
-	return c == 'V' || c == 'S' || c == 'R';
-}
-
-static void fill(struct shca_hw_cqe *ring, uint32_t log_depth, uint32_t ci,
-		 const char *pattern)
-{
-	uint32_t depth = 1U << log_depth, len = strlen(pattern), j, idx;
-	struct shca_hw_cqe *c;
-
-	for (j = 0; j < depth; j++) {
-		idx = ci + j;
-		c = &ring[idx & (depth - 1)];
-		memset(c, 0, sizeof(*c));
-		c->wqe_idx = j;
-		c->byte_len = 1000 + j;
-		c->imm_inv = 0xabc00000 | j;
-		c->status = j % 3;
-		c->opcode = SHCA_CQE_SEND;
-		if (j >= len) {
-			c->qpn = j & 1 ? VICTIM : UNPUBLISHED;
-			c->owner = (idx >> log_depth) & 1;
-			continue;
-		}
-		c->owner = !((idx >> log_depth) & 1);
-		c->qpn = is_victim(pattern[j]) ? VICTIM : 0x200 + pattern[j];
-		if (pattern[j] == 'S' || pattern[j] == 'R' || pattern[j] == 's')
-			c->opcode = SHCA_CQE_RECV;
-		if (pattern[j] == 'S' || pattern[j] == 's')
-			c->flags = SHCA_CQE_F_SRQ;
-	}
-}
 
 struct slots {
 	uint32_t n;
@@ -87,10 +51,10 @@ static int check(uint32_t log_depth, uint32_t ci, const char *pattern)
 	struct slots got = { 0 };
 	uint32_t want[64];
 
-	fill(ring, log_depth, ci, pattern);
+	shca_sweep_fill(ring, log_depth, ci, pattern);
 	memcpy(before, ring, depth * sizeof(*ring));
 	for (j = 0; j < len; j++) {
-		victims += is_victim(pattern[j]);
+		victims += shca_sweep_is_victim(pattern[j]);
 		if (pattern[j] == 'S')
 			want[k++] = j & mask;
 	}
@@ -115,7 +79,7 @@ static int check(uint32_t log_depth, uint32_t ci, const char *pattern)
 	}
 	k = 0;
 	for (j = 0; j < len; j++) {
-		if (is_victim(pattern[j]))
+		if (shca_sweep_is_victim(pattern[j]))
 			continue;
 		idx = ci + n + k++;
 		slot = &ring[idx & mask];
@@ -149,46 +113,26 @@ static int check(uint32_t log_depth, uint32_t ci, const char *pattern)
 
 static void report(const char *name, int bad)
 {
+	static unsigned int n;
+
+	n++;
 	if (bad) {
-		printf("not ok %s # %s\n", name, why);
+		printf("# %s: %s\n", name, why);
+		printf("not ok %u %s\n", n, name);
 		failed++;
 	} else {
-		printf("ok %s\n", name);
+		printf("ok %u %s\n", n, name);
 	}
+	fflush(stdout);
 }
-
-static const struct {
-	const char *name;
-	uint32_t log_depth;
-	uint32_t ci;
-	const char *pattern;
-} cases[] = {
-	{ "empty",		3, 0,		"" },
-	{ "none",		3, 0,		"abab" },
-	{ "head",		3, 0,		"Vab" },
-	{ "middle",		3, 0,		"aVb" },
-	{ "tail",		3, 0,		"abV" },
-	{ "all",		3, 0,		"VVVV" },
-	{ "head_run",		3, 2,		"VVVab" },
-	{ "wrap",		3, 45,		"aVbVcV" },
-	{ "full",		3, 3,		"aVVbcVdV" },
-	{ "full_all",		2, 6,		"VVVV" },
-	{ "full_none",		2, 6,		"abcd" },
-	{ "interleaved",	5, 20,		"aVbVcVdVeVfVgVhVaVbVcVdV" },
-	{ "index_wrap",		2, 0xfffffffe,	"aVbV" },
-	{ "one_slot",		1, 1,		"V" },
-	{ "two_full",		1, 7,		"aV" },
-	{ "srq",		3, 5,		"SaSRsVbS" },
-	{ "srq_neighbour_only",	3, 0,		"ssa" },
-};
 
 static int random_rings(void)
 {
-	static const char letters[] = "VVabcSsR";
+	static const char letters[] = SHCA_SWEEP_RANDOM_LETTERS;
 	char pattern[65];
 	uint32_t i, ld, len, j;
 
-	srandom(0x5ca1ab1e);
+	srandom(SHCA_SWEEP_RANDOM_SEED);
 	for (i = 0; i < 5000; i++) {
 		ld = 1 + random() % 6;
 		len = random() % ((1U << ld) + 1);
@@ -368,18 +312,20 @@ static int live_sweep(void)
 
 int main(void)
 {
+	const struct shca_sweep_vector *v;
 	char name[64];
 	size_t i;
 
-	if (sizeof(struct shca_hw_cqe) != 32 ||
-	    offsetof(struct shca_hw_cqe, owner) != 31) {
-		printf("not ok cqe_layout\n");
-		return 1;
-	}
-	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		snprintf(name, sizeof(name), "ring_%s", cases[i].name);
-		report(name, check(cases[i].log_depth, cases[i].ci,
-				   cases[i].pattern));
+	printf("KTAP version 1\n1..%zu\n", ARRAY_SIZE(shca_sweep_vectors) + 3);
+	snprintf(why, sizeof(why), "a CQE is %zu bytes, its owner byte at %zu",
+		 sizeof(struct shca_hw_cqe),
+		 offsetof(struct shca_hw_cqe, owner));
+	report("cqe_layout", sizeof(struct shca_hw_cqe) != 32 ||
+	       offsetof(struct shca_hw_cqe, owner) != 31);
+	for (i = 0; i < ARRAY_SIZE(shca_sweep_vectors); i++) {
+		v = &shca_sweep_vectors[i];
+		snprintf(name, sizeof(name), "ring_%s", v->name);
+		report(name, check(v->log_depth, v->ci, v->pattern));
 	}
 	report("random_rings", random_rings());
 	report("beside_a_live_writer", live_sweep());

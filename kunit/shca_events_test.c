@@ -15,27 +15,27 @@
 #include "shca.h"
 #include "shca_test.h"
 
-#define SHCA_EV_TIMEOUT		(5 * HZ)
-#define SHCA_EV_FILLERS		4
-#define SHCA_EV_MSGS		64
+#define SHCA_EVENTS_TIMEOUT		(5 * HZ)
+#define SHCA_EVENTS_FILLERS		4
+#define SHCA_EVENTS_MSGS		64
 
 /**
- * struct shca_ev_ctx - what a test's handlers counted
+ * struct shca_events_ctx - what a test's handlers counted
  * @comm_est: COMM_EST events seen on the watched QP
  * @other: any other affiliated event seen on it
  */
-struct shca_ev_ctx {
+struct shca_events_ctx {
 	atomic_t comm_est;
 	atomic_t other;
 };
 
-static struct shca_dev *shca_ev_sdev(struct ib_device *dev)
+static struct shca_dev *shca_events_sdev(struct ib_device *dev)
 {
 	return to_shca_dev(dev);
 }
 
 /* Let the handler go and the EQ limit back, whatever the test did. */
-static void shca_ev_restore(void *ctx)
+static void shca_events_restore(void *ctx)
 {
 	struct shca_dev *sdev = ctx;
 
@@ -43,21 +43,21 @@ static void shca_ev_restore(void *ctx)
 	shca_eq_pause(sdev, false);
 }
 
-static void shca_ev_hold(struct kunit *test, struct ib_device *dev)
+static void shca_events_hold(struct kunit *test, struct ib_device *dev)
 {
 	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, shca_ev_restore,
-						  shca_ev_sdev(dev)));
+			kunit_add_action_or_reset(test, shca_events_restore,
+						  shca_events_sdev(dev)));
 }
 
 /* Wait until the handler acknowledged every EQE and nothing is owed. */
-static void shca_ev_wait_drained(struct kunit *test, struct ib_device *dev)
+static void shca_events_wait_drained(struct kunit *test, struct ib_device *dev)
 {
-	unsigned long end = jiffies + SHCA_EV_TIMEOUT;
+	unsigned long end = jiffies + SHCA_EVENTS_TIMEOUT;
 	struct shca_hw_eq_state st;
 
 	for (;;) {
-		shca_hw_eq_query(shca_ev_sdev(dev)->hw, &st);
+		shca_hw_eq_query(shca_events_sdev(dev)->hw, &st);
 		if (st.acked == st.written && !st.owing)
 			return;
 		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
@@ -71,14 +71,14 @@ static void shca_ev_wait_drained(struct kunit *test, struct ib_device *dev)
  * Wait until @held EQEs are written and unacknowledged and @owing objects
  * owe events: a CQE is visible a moment before its event is raised.
  */
-static void shca_ev_wait_eq(struct kunit *test, struct ib_device *dev,
-			    u64 held, u32 owing)
+static void shca_events_wait_eq(struct kunit *test, struct ib_device *dev,
+				u64 held, u32 owing)
 {
-	unsigned long end = jiffies + SHCA_EV_TIMEOUT;
+	unsigned long end = jiffies + SHCA_EVENTS_TIMEOUT;
 	struct shca_hw_eq_state st;
 
 	for (;;) {
-		shca_hw_eq_query(shca_ev_sdev(dev)->hw, &st);
+		shca_hw_eq_query(shca_events_sdev(dev)->hw, &st);
 		if (st.written - st.acked == held && st.owing == owing)
 			return;
 		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
@@ -90,10 +90,10 @@ static void shca_ev_wait_eq(struct kunit *test, struct ib_device *dev,
 }
 
 /* Wait until a device counter reaches @value. */
-static bool shca_ev_wait_counter(struct ib_device *dev,
-				 enum shca_hw_counter counter, u64 value)
+static bool shca_events_wait_counter(struct ib_device *dev,
+				     enum shca_hw_counter counter, u64 value)
 {
-	unsigned long end = jiffies + SHCA_EV_TIMEOUT;
+	unsigned long end = jiffies + SHCA_EVENTS_TIMEOUT;
 
 	while (shca_test_counter(dev, counter) < value) {
 		if (time_after(jiffies, end))
@@ -103,9 +103,9 @@ static bool shca_ev_wait_counter(struct ib_device *dev,
 	return true;
 }
 
-static bool shca_ev_wait_count(atomic_t *v, int n)
+static bool shca_events_wait_count(atomic_t *v, int n)
 {
-	unsigned long end = jiffies + SHCA_EV_TIMEOUT;
+	unsigned long end = jiffies + SHCA_EVENTS_TIMEOUT;
 
 	while (atomic_read(v) < n) {
 		if (time_after(jiffies, end))
@@ -116,7 +116,7 @@ static bool shca_ev_wait_count(atomic_t *v, int n)
 }
 
 /* A UD QP that sends to itself, on its own CQ with a completion handler. */
-static struct shca_tq *shca_ev_loop(struct kunit *test, struct ib_device *dev)
+static struct shca_tq *shca_events_loop(struct kunit *test, struct ib_device *dev)
 {
 	struct shca_tq *tq = shca_test_tq_new(test);
 
@@ -129,7 +129,7 @@ static struct shca_tq *shca_ev_loop(struct kunit *test, struct ib_device *dev)
  * Arm the end's CQ, send once and wait for the send's CQE: the CQE raises
  * one completion event.
  */
-static void shca_ev_kick(struct kunit *test, struct shca_tq *tq, u64 wr_id)
+static void shca_events_kick(struct kunit *test, struct shca_tq *tq, u64 wr_id)
 {
 	struct ib_wc wc;
 
@@ -145,13 +145,13 @@ static void shca_test_eq_sized_for_every_object(struct kunit *test)
 {
 	struct ib_device *dev = shca_test_add(test, SHCA_TEST_DEV,
 					      shca_test_netdev(test));
-	const struct shca_hw_caps *c = &shca_ev_sdev(dev)->caps;
+	const struct shca_hw_caps *c = &shca_events_sdev(dev)->caps;
 	struct shca_hw_eq_state st;
 	u64 need;
 
 	/* A completion and a CQ error per CQ, one per QP, SRQ and port. */
 	need = 2ULL * c->max_cq + c->max_qp + c->max_srq + SHCA_HW_NUM_PORTS;
-	shca_hw_eq_query(shca_ev_sdev(dev)->hw, &st);
+	shca_hw_eq_query(shca_events_sdev(dev)->hw, &st);
 	KUNIT_EXPECT_GE(test, (u64)st.depth, need);
 	KUNIT_EXPECT_LT(test, (u64)st.depth, 2 * need);
 	KUNIT_EXPECT_EQ(test, st.depth,
@@ -167,25 +167,25 @@ static void shca_test_cq_has_one_eqe_in_the_eq(struct kunit *test)
 {
 	struct ib_device *dev = shca_test_add(test, SHCA_TEST_DEV,
 					      shca_test_netdev(test));
-	struct shca_tq *tq = shca_ev_loop(test, dev);
+	struct shca_tq *tq = shca_events_loop(test, dev);
 	u64 eqes, ovf;
 
-	shca_ev_hold(test, dev);
-	shca_ev_wait_drained(test, dev);
+	shca_events_hold(test, dev);
+	shca_events_wait_drained(test, dev);
 	eqes = shca_test_counter(dev, SHCA_CNT_EQES);
 	ovf = shca_test_counter(dev, SHCA_CNT_EQ_OVERFLOW);
 
-	shca_eq_pause(shca_ev_sdev(dev), true);
-	shca_ev_kick(test, tq, 1);
-	shca_ev_wait_eq(test, dev, 1, 0);
-	shca_ev_kick(test, tq, 2);
-	shca_ev_wait_eq(test, dev, 1, 1);
+	shca_eq_pause(shca_events_sdev(dev), true);
+	shca_events_kick(test, tq, 1);
+	shca_events_wait_eq(test, dev, 1, 0);
+	shca_events_kick(test, tq, 2);
+	shca_events_wait_eq(test, dev, 1, 1);
 	KUNIT_EXPECT_EQ(test, eqes + 1, shca_test_counter(dev, SHCA_CNT_EQES));
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&tq->comp_events));
 
-	shca_eq_pause(shca_ev_sdev(dev), false);
-	KUNIT_EXPECT_TRUE(test, shca_ev_wait_count(&tq->comp_events, 2));
-	shca_ev_wait_drained(test, dev);
+	shca_eq_pause(shca_events_sdev(dev), false);
+	KUNIT_EXPECT_TRUE(test, shca_events_wait_count(&tq->comp_events, 2));
+	shca_events_wait_drained(test, dev);
 	KUNIT_EXPECT_EQ(test, 2, atomic_read(&tq->comp_events));
 	KUNIT_EXPECT_EQ(test, eqes + 2, shca_test_counter(dev, SHCA_CNT_EQES));
 	/* A taken slot is not an overflow. */
@@ -195,7 +195,7 @@ static void shca_test_cq_has_one_eqe_in_the_eq(struct kunit *test)
 
 /*
  * Fill the EQ on purpose: hold the handler, let the EQ take only
- * SHCA_EV_FILLERS more EQEs, and have that many other CQs fill it.  The
+ * SHCA_EVENTS_FILLERS more EQEs, and have that many other CQs fill it.  The
  * consumer's completion event then finds the EQ full: it is counted as an
  * overflow, and still reaches the consumer once the handler runs again.
  * The consumer keeps getting its wakeups after that.
@@ -204,59 +204,59 @@ static void shca_test_eq_overrun_keeps_wakeups(struct kunit *test)
 {
 	struct ib_device *dev = shca_test_add(test, SHCA_TEST_DEV,
 					      shca_test_netdev(test));
-	struct shca_tq *fill[SHCA_EV_FILLERS], *tq;
+	struct shca_tq *fill[SHCA_EVENTS_FILLERS], *tq;
 	struct shca_hw_eq_state st;
 	u64 eqes, ovf;
 	int i;
 
-	for (i = 0; i < SHCA_EV_FILLERS; i++)
-		fill[i] = shca_ev_loop(test, dev);
-	tq = shca_ev_loop(test, dev);
-	shca_ev_hold(test, dev);
-	shca_ev_wait_drained(test, dev);
+	for (i = 0; i < SHCA_EVENTS_FILLERS; i++)
+		fill[i] = shca_events_loop(test, dev);
+	tq = shca_events_loop(test, dev);
+	shca_events_hold(test, dev);
+	shca_events_wait_drained(test, dev);
 	eqes = shca_test_counter(dev, SHCA_CNT_EQES);
 	ovf = shca_test_counter(dev, SHCA_CNT_EQ_OVERFLOW);
 
-	shca_eq_pause(shca_ev_sdev(dev), true);
-	shca_hw_eq_set_limit(shca_ev_sdev(dev)->hw, SHCA_EV_FILLERS);
-	for (i = 0; i < SHCA_EV_FILLERS; i++)
-		shca_ev_kick(test, fill[i], 100 + i);
-	shca_ev_wait_eq(test, dev, SHCA_EV_FILLERS, 0);
+	shca_eq_pause(shca_events_sdev(dev), true);
+	shca_hw_eq_set_limit(shca_events_sdev(dev)->hw, SHCA_EVENTS_FILLERS);
+	for (i = 0; i < SHCA_EVENTS_FILLERS; i++)
+		shca_events_kick(test, fill[i], 100 + i);
+	shca_events_wait_eq(test, dev, SHCA_EVENTS_FILLERS, 0);
 	KUNIT_ASSERT_EQ(test, ovf,
 			shca_test_counter(dev, SHCA_CNT_EQ_OVERFLOW));
 
 	/* The EQ is full: the consumer's event cannot be written. */
-	shca_ev_kick(test, tq, 1);
-	KUNIT_ASSERT_TRUE(test, shca_ev_wait_counter(dev, SHCA_CNT_EQ_OVERFLOW,
-						     ovf + 1));
-	KUNIT_EXPECT_EQ(test, eqes + SHCA_EV_FILLERS,
+	shca_events_kick(test, tq, 1);
+	KUNIT_ASSERT_TRUE(test, shca_events_wait_counter(dev, SHCA_CNT_EQ_OVERFLOW,
+							 ovf + 1));
+	KUNIT_EXPECT_EQ(test, eqes + SHCA_EVENTS_FILLERS,
 			shca_test_counter(dev, SHCA_CNT_EQES));
-	shca_hw_eq_query(shca_ev_sdev(dev)->hw, &st);
+	shca_hw_eq_query(shca_events_sdev(dev)->hw, &st);
 	KUNIT_EXPECT_EQ(test, 1, st.owing);
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&tq->comp_events));
 
-	shca_eq_pause(shca_ev_sdev(dev), false);
-	KUNIT_EXPECT_TRUE_MSG(test, shca_ev_wait_count(&tq->comp_events, 1),
+	shca_eq_pause(shca_events_sdev(dev), false);
+	KUNIT_EXPECT_TRUE_MSG(test, shca_events_wait_count(&tq->comp_events, 1),
 			      "the consumer's wakeup was lost");
-	shca_ev_wait_drained(test, dev);
-	for (i = 0; i < SHCA_EV_FILLERS; i++)
+	shca_events_wait_drained(test, dev);
+	for (i = 0; i < SHCA_EVENTS_FILLERS; i++)
 		KUNIT_EXPECT_EQ(test, 1, atomic_read(&fill[i]->comp_events));
 
 	/* Still limited, but drained: the wakeups keep coming. */
 	for (i = 2; i <= 4; i++) {
-		shca_ev_kick(test, tq, i);
-		KUNIT_EXPECT_TRUE(test, shca_ev_wait_count(&tq->comp_events, i));
+		shca_events_kick(test, tq, i);
+		KUNIT_EXPECT_TRUE(test, shca_events_wait_count(&tq->comp_events, i));
 	}
-	shca_ev_wait_drained(test, dev);
+	shca_events_wait_drained(test, dev);
 	KUNIT_EXPECT_EQ(test, 4, atomic_read(&tq->comp_events));
 	KUNIT_EXPECT_EQ(test, ovf + 1,
 			shca_test_counter(dev, SHCA_CNT_EQ_OVERFLOW));
 }
 
-static void shca_ev_qp_event(struct ib_event *ev, void *ctx)
+static void shca_events_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct shca_tq *tq = ctx;
-	struct shca_ev_ctx *c = tq->test->priv;
+	struct shca_events_ctx *c = tq->test->priv;
 
 	if (ev->event == IB_EVENT_COMM_EST)
 		atomic_inc(&c->comm_est);
@@ -265,42 +265,21 @@ static void shca_ev_qp_event(struct ib_event *ev, void *ctx)
 }
 
 /* RESET -> INIT -> RTR, connected to @peer, and no further. */
-static int shca_ev_to_rtr(struct shca_tq *tq, struct shca_tq *peer)
+static int shca_events_to_rtr(struct shca_tq *tq, struct shca_tq *peer)
 {
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE,
+	const struct shca_ktest_conn conn = {
+		.access = IB_ACCESS_REMOTE_WRITE,
+		.psn = 1,
 	};
-	union ib_gid dgid;
 	int err;
 
-	err = ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	err = shca_ktest_qp_init(tq->qp, &conn);
 	if (err)
 		return err;
-	err = rdma_query_gid(peer->dev, 1, SHCA_TEST_SGID, &dgid);
-	if (err)
-		return err;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.ah_attr.type = rdma_ah_find_type(tq->dev, 1);
-	rdma_ah_set_port_num(&attr.ah_attr, 1);
-	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, SHCA_TEST_SGID, 64, 0);
-	eth_broadcast_addr(attr.ah_attr.roce.dmac);
-	attr.path_mtu = IB_MTU_1024;
-	attr.dest_qp_num = peer->qp->qp_num;
-	attr.rq_psn = 1;
-	attr.max_dest_rd_atomic = 4;
-	attr.min_rnr_timer = 1;
-	return ib_modify_qp(tq->qp, &attr, IB_QP_STATE | IB_QP_AV |
-			    IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			    (tq->qp->qp_type == IB_QPT_RC ?
-			     IB_QP_MAX_DEST_RD_ATOMIC |
-			     IB_QP_MIN_RNR_TIMER : 0));
+	return shca_ktest_qp_rtr(tq->qp, peer->dev, peer->qp->qp_num, &conn);
 }
 
-static int shca_ev_rtr_to_rts(struct shca_tq *tq)
+static int shca_events_rtr_to_rts(struct shca_tq *tq)
 {
 	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_RTS,
@@ -317,7 +296,7 @@ static int shca_ev_rtr_to_rts(struct shca_tq *tq)
 			     IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC : 0));
 }
 
-static int shca_ev_reset(struct shca_tq *tq)
+static int shca_events_reset(struct shca_tq *tq)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 
@@ -325,8 +304,8 @@ static int shca_ev_reset(struct shca_tq *tq)
 }
 
 /* @n zero-length sends from @a to @b, all received and completed. */
-static void shca_ev_flood(struct kunit *test, struct shca_tq *a,
-			  struct shca_tq *b, int n)
+static void shca_events_flood(struct kunit *test, struct shca_tq *a,
+			      struct shca_tq *b, int n)
 {
 	struct ib_wc *wc = kunit_kcalloc(test, n, sizeof(*wc), GFP_KERNEL);
 	int i;
@@ -344,15 +323,15 @@ static void shca_ev_flood(struct kunit *test, struct shca_tq *a,
 	KUNIT_ASSERT_EQ(test, n, shca_test_poll(b, wc, n));
 }
 
-static const enum ib_qp_type shca_ev_types[] = { IB_QPT_RC, IB_QPT_UC };
+static const enum ib_qp_type shca_events_types[] = { IB_QPT_RC, IB_QPT_UC };
 
-static void shca_ev_type_desc(const enum ib_qp_type *t, char *desc)
+static void shca_events_type_desc(const enum ib_qp_type *t, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s",
 		 *t == IB_QPT_RC ? "rc" : "uc");
 }
 
-KUNIT_ARRAY_PARAM(shca_ev_type, shca_ev_types, shca_ev_type_desc);
+KUNIT_ARRAY_PARAM(shca_events_type, shca_events_types, shca_events_type_desc);
 
 /*
  * Many messages to a QP held in RTR raise one COMM_EST, not one each; a
@@ -362,52 +341,52 @@ static void shca_test_comm_est_once_per_rtr_visit(struct kunit *test)
 {
 	const enum ib_qp_type *type = test->param_value;
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
-	struct shca_ev_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	struct shca_events_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
 	struct ib_device *dev;
 	int visit;
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	test->priv = c;
 	dev = shca_test_add(test, SHCA_TEST_DEV, shca_test_netdev(test));
-	shca_test_tq_init(test, a, dev, *type, NULL, SHCA_EV_MSGS + 8,
-			  SHCA_EV_MSGS);
-	shca_test_tq_init(test, b, dev, *type, NULL, SHCA_EV_MSGS + 8,
-			  SHCA_EV_MSGS);
-	b->qp->registered_event_handler = shca_ev_qp_event;
+	shca_test_tq_init(test, a, dev, *type, NULL, SHCA_EVENTS_MSGS + 8,
+			  SHCA_EVENTS_MSGS);
+	shca_test_tq_init(test, b, dev, *type, NULL, SHCA_EVENTS_MSGS + 8,
+			  SHCA_EVENTS_MSGS);
+	b->qp->registered_event_handler = shca_events_qp_event;
 
 	for (visit = 1; visit <= 2; visit++) {
 		if (visit > 1) {
-			KUNIT_ASSERT_EQ(test, 0, shca_ev_reset(a));
-			KUNIT_ASSERT_EQ(test, 0, shca_ev_reset(b));
+			KUNIT_ASSERT_EQ(test, 0, shca_events_reset(a));
+			KUNIT_ASSERT_EQ(test, 0, shca_events_reset(b));
 		}
-		KUNIT_ASSERT_EQ(test, 0, shca_ev_to_rtr(b, a));
+		KUNIT_ASSERT_EQ(test, 0, shca_events_to_rtr(b, a));
 		KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(a, b));
-		shca_ev_flood(test, a, b, SHCA_EV_MSGS);
+		shca_events_flood(test, a, b, SHCA_EVENTS_MSGS);
 		/* Every COMM_EST was raised before its message completed. */
-		shca_ev_wait_drained(test, dev);
+		shca_events_wait_drained(test, dev);
 		KUNIT_EXPECT_EQ(test, visit, atomic_read(&c->comm_est));
 	}
 
 	/* In RTS, none. */
-	KUNIT_ASSERT_EQ(test, 0, shca_ev_rtr_to_rts(b));
-	shca_ev_flood(test, a, b, SHCA_EV_MSGS);
-	shca_ev_wait_drained(test, dev);
+	KUNIT_ASSERT_EQ(test, 0, shca_events_rtr_to_rts(b));
+	shca_events_flood(test, a, b, SHCA_EVENTS_MSGS);
+	shca_events_wait_drained(test, dev);
 	KUNIT_EXPECT_EQ(test, 2, atomic_read(&c->comm_est));
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&c->other));
 }
 
-static struct kunit_case shca_event_cases[] = {
+static struct kunit_case shca_events_cases[] = {
 	KUNIT_CASE(shca_test_eq_sized_for_every_object),
 	KUNIT_CASE(shca_test_cq_has_one_eqe_in_the_eq),
 	KUNIT_CASE(shca_test_eq_overrun_keeps_wakeups),
 	KUNIT_CASE_PARAM(shca_test_comm_est_once_per_rtr_visit,
-			 shca_ev_type_gen_params),
+			 shca_events_type_gen_params),
 	{}
 };
 
-static struct kunit_suite shca_event_suite = {
+static struct kunit_suite shca_events_suite = {
 	.name = "shca_events",
-	.test_cases = shca_event_cases,
+	.test_cases = shca_events_cases,
 };
 
-kunit_test_suites(&shca_event_suite);
+kunit_test_suites(&shca_events_suite);

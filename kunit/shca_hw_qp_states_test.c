@@ -19,19 +19,19 @@
 
 #include "shca.h"
 
-#define SHCA_HS_TYPES		4
-#define SHCA_HS_QKEY		0x5eed
-#define SHCA_HS_WAIT_MS		5000
+#define SHCA_HW_QP_STATES_TYPES		4
+#define SHCA_HW_QP_STATES_QKEY		0x5eed
+#define SHCA_HW_QP_STATES_WAIT_MS		5000
 
-static const u32 shca_hs_types[SHCA_HS_TYPES] = {
+static const u32 shca_hw_qp_states_types[SHCA_HW_QP_STATES_TYPES] = {
 	SHCA_QPT_RC, SHCA_QPT_UC, SHCA_QPT_UD, SHCA_QPT_GSI,
 };
 
-static const char * const shca_hs_type_names[SHCA_HS_TYPES] = {
+static const char * const shca_hw_qp_states_type_names[SHCA_HW_QP_STATES_TYPES] = {
 	"rc", "uc", "ud", "gsi",
 };
 
-static const char * const shca_hs_state_names[SHCA_QPS_NUM] = {
+static const char * const shca_hw_qp_states_state_names[SHCA_QPS_NUM] = {
 	"reset", "init", "rtr", "rts", "sqd", "sqe", "err",
 };
 
@@ -43,7 +43,7 @@ static const char * const shca_hs_state_names[SHCA_QPS_NUM] = {
  * so it has no SQE row.  INIT, RTS and SQD may be modified in place; RTR
  * may not.
  */
-static const char * const shca_hs_ibta[SHCA_QPS_NUM] = {
+static const char * const shca_hw_qp_states_ibta[SHCA_QPS_NUM] = {
 	/*		    R I R R S S E
 	 *		    S N T T Q Q R
 	 *		    T I R S D E R
@@ -57,36 +57,36 @@ static const char * const shca_hs_ibta[SHCA_QPS_NUM] = {
 	[SHCA_QPS_ERR]   = "x.....x",
 };
 
-static bool shca_hs_legal(u32 cur, u32 next)
+static bool shca_hw_qp_states_legal(u32 cur, u32 next)
 {
-	return shca_hs_ibta[cur][next] == 'x';
+	return shca_hw_qp_states_ibta[cur][next] == 'x';
 }
 
-static void shca_hs_hw_free(void *hw)
+static void shca_hw_qp_states_hw_free(void *hw)
 {
 	shca_hw_destroy(hw);
 }
 
-static struct shca_hw *shca_hs_hw(struct kunit *test)
+static struct shca_hw *shca_hw_qp_states_hw(struct kunit *test)
 {
 	struct shca_hw *hw = shca_hw_create();
 
 	KUNIT_ASSERT_NOT_NULL(test, hw);
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   shca_hs_hw_free,
+							   shca_hw_qp_states_hw_free,
 							   hw));
 	return hw;
 }
 
 /**
- * struct shca_hs_qp - a QP of some type on a CQ of four CQEs, in a model
+ * struct shca_hw_qp_states_qp - a QP of some type on a CQ of four CQEs, in a model
  * @hw: the model
  * @ring: the CQ's ring
  * @sq: the QP's send ring, four WQEs
  * @db: the QP's doorbell record
  * @qpn: the QP's number
  */
-struct shca_hs_qp {
+struct shca_hw_qp_states_qp {
 	struct shca_hw *hw;
 	struct shca_hw_cqe *ring;
 	struct shca_hw_send_wqe *sq;
@@ -94,15 +94,15 @@ struct shca_hs_qp {
 	u32 qpn;
 };
 
-static u32 shca_hs_create(struct kunit *test, struct shca_hw *hw,
-			  struct shca_hw_cmd *cmd)
+static u32 shca_hw_qp_states_create(struct kunit *test, struct shca_hw *hw,
+				    struct shca_hw_cmd *cmd)
 {
 	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, cmd));
 	return cmd->opcode == SHCA_CMD_ALLOC_PD ? cmd->out.pdn : cmd->out.num;
 }
 
 /* A fresh model with a QP of @type in it, in RESET. */
-static void shca_hs_qp_new(struct kunit *test, u32 type, struct shca_hs_qp *q)
+static void shca_hw_qp_states_qp_new(struct kunit *test, u32 type, struct shca_hw_qp_states_qp *q)
 {
 	struct shca_hw_cmd pd = { .opcode = SHCA_CMD_ALLOC_PD };
 	struct shca_hw_cmd cq = { .opcode = SHCA_CMD_CREATE_CQ };
@@ -122,12 +122,12 @@ static void shca_hs_qp_new(struct kunit *test, u32 type, struct shca_hs_qp *q)
 					 GFP_KERNEL);
 	KUNIT_ASSERT_TRUE(test, q->ring && q->sq && q->db && cq.in.cq.dbrec &&
 			  qp.in.qp.rq.ring);
-	q->hw = shca_hs_hw(test);
+	q->hw = shca_hw_qp_states_hw(test);
 	cq.in.cq.ring = q->ring;
 	cq.in.cq.log_depth = 2;
 	qp.in.qp.type = type;
-	qp.in.qp.pdn = shca_hs_create(test, q->hw, &pd);
-	qp.in.qp.send_cqn = shca_hs_create(test, q->hw, &cq);
+	qp.in.qp.pdn = shca_hw_qp_states_create(test, q->hw, &pd);
+	qp.in.qp.send_cqn = shca_hw_qp_states_create(test, q->hw, &cq);
 	qp.in.qp.recv_cqn = qp.in.qp.send_cqn;
 	qp.in.qp.sq.ring = q->sq;
 	qp.in.qp.sq.log_depth = 2;
@@ -135,13 +135,13 @@ static void shca_hs_qp_new(struct kunit *test, u32 type, struct shca_hs_qp *q)
 	qp.in.qp.dbrec = q->db;
 	qp.in.qp.max_send_sge = 1;
 	qp.in.qp.sig_all = true;
-	q->qpn = shca_hs_create(test, q->hw, &qp);
+	q->qpn = shca_hw_qp_states_create(test, q->hw, &qp);
 	if (type == SHCA_QPT_GSI)
 		KUNIT_ASSERT_EQ(test, (u32)SHCA_HW_GSI_QPN, q->qpn);
 }
 
-static enum shca_hw_status shca_hs_modify(struct shca_hs_qp *q, u32 mask,
-					  u32 state, u32 qkey)
+static enum shca_hw_status shca_hw_qp_states_modify(struct shca_hw_qp_states_qp *q, u32 mask,
+						    u32 state, u32 qkey)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_MODIFY_QP,
@@ -153,8 +153,8 @@ static enum shca_hw_status shca_hs_modify(struct shca_hs_qp *q, u32 mask,
 	return shca_hw_exec(q->hw, &cmd);
 }
 
-static struct shca_hw_qp_attr shca_hs_query(struct kunit *test,
-					    struct shca_hs_qp *q)
+static struct shca_hw_qp_attr shca_hw_qp_states_query(struct kunit *test,
+						      struct shca_hw_qp_states_qp *q)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_QUERY_QP,
@@ -165,11 +165,11 @@ static struct shca_hw_qp_attr shca_hs_query(struct kunit *test,
 	return cmd.out.qp.attr;
 }
 
-static void shca_hs_step(struct kunit *test, struct shca_hs_qp *q, u32 next)
+static void shca_hw_qp_states_step(struct kunit *test, struct shca_hw_qp_states_qp *q, u32 next)
 {
 	KUNIT_ASSERT_EQ_MSG(test, SHCA_HW_OK,
-			    shca_hs_modify(q, SHCA_QP_ATTR_STATE, next, 0),
-			    "to %s", shca_hs_state_names[next]);
+			    shca_hw_qp_states_modify(q, SHCA_QP_ATTR_STATE, next, 0),
+			    "to %s", shca_hw_qp_states_state_names[next]);
 }
 
 /*
@@ -177,7 +177,7 @@ static void shca_hs_step(struct kunit *test, struct shca_hs_qp *q, u32 next)
  * the others to SQE.  Wait until the device has moved the QP and written
  * the error CQE, which comes just after.
  */
-static u32 shca_hs_failed_send(struct kunit *test, struct shca_hs_qp *q)
+static u32 shca_hw_qp_states_failed_send(struct kunit *test, struct shca_hw_qp_states_qp *q)
 {
 	u32 state = SHCA_QPS_RTS;
 	u8 owner;
@@ -192,8 +192,8 @@ static u32 shca_hs_failed_send(struct kunit *test, struct shca_hs_qp *q)
 	/* The WQE is written before the index that names it. */
 	smp_store_release(&q->db->sq_pi, 1);
 	shca_hw_ring_sq(q->hw, q->qpn);
-	for (i = 0; i < SHCA_HS_WAIT_MS; i++) {
-		state = shca_hs_query(test, q).state;
+	for (i = 0; i < SHCA_HW_QP_STATES_WAIT_MS; i++) {
+		state = shca_hw_qp_states_query(test, q).state;
 		/* Pairs with the device's release: the CQE body is in. */
 		owner = smp_load_acquire(&q->ring[0].owner);
 		if (state != SHCA_QPS_RTS && owner)
@@ -206,7 +206,7 @@ static u32 shca_hs_failed_send(struct kunit *test, struct shca_hs_qp *q)
 }
 
 /* Bring the QP from RESET to @state the way a device gets there. */
-static void shca_hs_reach(struct kunit *test, struct shca_hs_qp *q, u32 state)
+static void shca_hw_qp_states_reach(struct kunit *test, struct shca_hw_qp_states_qp *q, u32 state)
 {
 	static const u32 path[] = { SHCA_QPS_INIT, SHCA_QPS_RTR, SHCA_QPS_RTS };
 	unsigned int i;
@@ -214,58 +214,59 @@ static void shca_hs_reach(struct kunit *test, struct shca_hs_qp *q, u32 state)
 	if (state == SHCA_QPS_RESET)
 		return;
 	for (i = 0; i < ARRAY_SIZE(path); i++) {
-		shca_hs_step(test, q, path[i]);
+		shca_hw_qp_states_step(test, q, path[i]);
 		if (path[i] == state)
 			return;
 	}
 	if (state == SHCA_QPS_SQE)
 		KUNIT_ASSERT_EQ(test, (u32)SHCA_QPS_SQE,
-				shca_hs_failed_send(test, q));
+				shca_hw_qp_states_failed_send(test, q));
 	else
-		shca_hs_step(test, q, state);
+		shca_hw_qp_states_step(test, q, state);
 }
 
 /**
- * struct shca_hs_param - one (type, current, next) of the state machine
- * @type: index into shca_hs_types
+ * struct shca_hw_qp_states_param - one (type, current, next) of the state machine
+ * @type: index into shca_hw_qp_states_types
  * @cur: the state the QP is brought to
  * @next: the state the modify asks for
  */
-struct shca_hs_param {
+struct shca_hw_qp_states_param {
 	int type;
 	u32 cur;
 	u32 next;
 };
 
-static struct shca_hs_param shca_hs_params[SHCA_HS_TYPES * SHCA_QPS_NUM *
-					   SHCA_QPS_NUM];
+static struct shca_hw_qp_states_param
+	shca_hw_qp_states_params[SHCA_HW_QP_STATES_TYPES * SHCA_QPS_NUM *
+				 SHCA_QPS_NUM];
 
 /* Every triple, but RC from SQE: no RC QP is ever in SQE (see below). */
-static const void *shca_hs_gen_params(const void *prev, char *desc)
+static const void *shca_hw_qp_states_gen_params(const void *prev, char *desc)
 {
-	const struct shca_hs_param *p = prev;
+	const struct shca_hw_qp_states_param *p = prev;
 	int i;
 
 	if (!p) {
-		for (i = 0; i < ARRAY_SIZE(shca_hs_params); i++) {
-			shca_hs_params[i].type = i / (SHCA_QPS_NUM *
-						      SHCA_QPS_NUM);
-			shca_hs_params[i].cur = i / SHCA_QPS_NUM % SHCA_QPS_NUM;
-			shca_hs_params[i].next = i % SHCA_QPS_NUM;
+		for (i = 0; i < ARRAY_SIZE(shca_hw_qp_states_params); i++) {
+			shca_hw_qp_states_params[i].type = i / (SHCA_QPS_NUM *
+								SHCA_QPS_NUM);
+			shca_hw_qp_states_params[i].cur = i / SHCA_QPS_NUM % SHCA_QPS_NUM;
+			shca_hw_qp_states_params[i].next = i % SHCA_QPS_NUM;
 		}
-		p = shca_hs_params;
+		p = shca_hw_qp_states_params;
 	} else {
 		p++;
 	}
-	while (p < shca_hs_params + ARRAY_SIZE(shca_hs_params) &&
-	       shca_hs_types[p->type] == SHCA_QPT_RC &&
+	while (p < shca_hw_qp_states_params + ARRAY_SIZE(shca_hw_qp_states_params) &&
+	       shca_hw_qp_states_types[p->type] == SHCA_QPT_RC &&
 	       p->cur == SHCA_QPS_SQE)
 		p++;
-	if (p >= shca_hs_params + ARRAY_SIZE(shca_hs_params))
+	if (p >= shca_hw_qp_states_params + ARRAY_SIZE(shca_hw_qp_states_params))
 		return NULL;
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s_%s_to_%s",
-		 shca_hs_type_names[p->type], shca_hs_state_names[p->cur],
-		 shca_hs_state_names[p->next]);
+		 shca_hw_qp_states_type_names[p->type], shca_hw_qp_states_state_names[p->cur],
+		 shca_hw_qp_states_state_names[p->next]);
 	return p;
 }
 
@@ -273,28 +274,28 @@ static const void *shca_hs_gen_params(const void *prev, char *desc)
  * One modify, from a QP in the current state to the next, with a new
  * Q_Key: as IBTA says, or refused with nothing changed.
  */
-static void shca_test_hw_qp_transition(struct kunit *test)
+static void shca_test_hw_modify_qp_follows_ibta_diagram(struct kunit *test)
 {
-	const struct shca_hs_param *p = test->param_value;
-	bool legal = shca_hs_legal(p->cur, p->next);
+	const struct shca_hw_qp_states_param *p = test->param_value;
+	bool legal = shca_hw_qp_states_legal(p->cur, p->next);
 	struct shca_hw_qp_attr before, after;
-	struct shca_hs_qp q;
+	struct shca_hw_qp_states_qp q;
 
-	shca_hs_qp_new(test, shca_hs_types[p->type], &q);
-	shca_hs_reach(test, &q, p->cur);
-	before = shca_hs_query(test, &q);
+	shca_hw_qp_states_qp_new(test, shca_hw_qp_states_types[p->type], &q);
+	shca_hw_qp_states_reach(test, &q, p->cur);
+	before = shca_hw_qp_states_query(test, &q);
 	KUNIT_ASSERT_EQ(test, p->cur, before.state);
 
 	KUNIT_EXPECT_EQ_MSG(test, legal ? SHCA_HW_OK : SHCA_HW_BAD_STATE,
-			    shca_hs_modify(&q, SHCA_QP_ATTR_STATE |
-					   SHCA_QP_ATTR_QKEY, p->next,
-					   before.qkey ^ SHCA_HS_QKEY),
-			    "IBTA: %s -> %s is %s", shca_hs_state_names[p->cur],
-			    shca_hs_state_names[p->next],
+			    shca_hw_qp_states_modify(&q, SHCA_QP_ATTR_STATE |
+						     SHCA_QP_ATTR_QKEY, p->next,
+						     before.qkey ^ SHCA_HW_QP_STATES_QKEY),
+			    "IBTA: %s -> %s is %s", shca_hw_qp_states_state_names[p->cur],
+			    shca_hw_qp_states_state_names[p->next],
 			    legal ? "legal" : "illegal");
-	after = shca_hs_query(test, &q);
+	after = shca_hw_qp_states_query(test, &q);
 	KUNIT_EXPECT_EQ(test, legal ? p->next : p->cur, after.state);
-	KUNIT_EXPECT_EQ(test, legal ? before.qkey ^ SHCA_HS_QKEY : before.qkey,
+	KUNIT_EXPECT_EQ(test, legal ? before.qkey ^ SHCA_HW_QP_STATES_QKEY : before.qkey,
 			after.qkey);
 }
 
@@ -304,22 +305,22 @@ static void shca_test_hw_qp_transition(struct kunit *test)
  */
 static void shca_test_hw_rc_send_error_goes_to_err(struct kunit *test)
 {
-	struct shca_hs_qp q;
+	struct shca_hw_qp_states_qp q;
 
-	shca_hs_qp_new(test, SHCA_QPT_RC, &q);
-	shca_hs_reach(test, &q, SHCA_QPS_RTS);
-	KUNIT_EXPECT_EQ(test, (u32)SHCA_QPS_ERR, shca_hs_failed_send(test, &q));
+	shca_hw_qp_states_qp_new(test, SHCA_QPT_RC, &q);
+	shca_hw_qp_states_reach(test, &q, SHCA_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, (u32)SHCA_QPS_ERR, shca_hw_qp_states_failed_send(test, &q));
 }
 
-static struct kunit_case shca_hw_state_cases[] = {
-	KUNIT_CASE_PARAM(shca_test_hw_qp_transition, shca_hs_gen_params),
+static struct kunit_case shca_hw_qp_states_cases[] = {
+	KUNIT_CASE_PARAM(shca_test_hw_modify_qp_follows_ibta_diagram, shca_hw_qp_states_gen_params),
 	KUNIT_CASE(shca_test_hw_rc_send_error_goes_to_err),
 	{}
 };
 
-static struct kunit_suite shca_hw_state_suite = {
+static struct kunit_suite shca_hw_qp_states_suite = {
 	.name = "shca_hw_qp_states",
-	.test_cases = shca_hw_state_cases,
+	.test_cases = shca_hw_qp_states_cases,
 };
 
-kunit_test_suites(&shca_hw_state_suite);
+kunit_test_suites(&shca_hw_qp_states_suite);

@@ -41,19 +41,18 @@
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
-#include <linux/etherdevice.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 /* The sweep shared by the driver and libshca, with the driver's acquire. */
 #define shca_sweep_load_acquire(p) smp_load_acquire(p)
 #include "shca_cq_sweep.h"
+#include "shca_ktest_qp.h"
 
 MODULE_DESCRIPTION("In-kernel microbenchmarks for shca devices");
 MODULE_LICENSE("Dual BSD/GPL");
@@ -63,7 +62,6 @@ MODULE_LICENSE("Dual BSD/GPL");
 #define KB_MAX_DEPTH	BIT(20)
 #define KB_MAX_REPS	100
 #define KB_QKEY		0x4b42
-#define KB_SGID		1
 #define KB_INFLIGHT	8
 #define KB_MSG		8
 #define KB_MAX_NEIGH	256
@@ -247,24 +245,9 @@ struct kb_load {
 
 static int kb_ud_to_rts(struct ib_qp *qp)
 {
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
-		.qkey = KB_QKEY,
-	};
-	int err;
+	static const struct shca_ktest_conn conn = { .qkey = KB_QKEY };
 
-	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_QKEY);
-	if (err)
-		return err;
-	attr.qp_state = IB_QPS_RTR;
-	err = ib_modify_qp(qp, &attr, IB_QP_STATE);
-	if (err)
-		return err;
-	attr.qp_state = IB_QPS_RTS;
-	attr.sq_psn = 0;
-	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+	return shca_ktest_qp_to_rts(qp, NULL, 0, &conn);
 }
 
 static struct ib_qp *kb_ud_qp(struct ib_pd *pd, struct ib_cq *scq,
@@ -388,19 +371,7 @@ static void kb_load_fini(struct kb_load *l)
 /* The AH every sender uses: to the sink, on the same port. */
 static int kb_load_ah(struct kb_load *l)
 {
-	struct rdma_ah_attr ah = {};
-	union ib_gid gid;
-	int err;
-
-	err = rdma_query_gid(l->dev, 1, KB_SGID, &gid);
-	if (err)
-		return err;
-	ah.type = rdma_ah_find_type(l->dev, 1);
-	rdma_ah_set_port_num(&ah, 1);
-	rdma_ah_set_grh(&ah, &gid, 0, KB_SGID, 64, 0);
-	/* Kernel callers resolve the destination MAC themselves. */
-	eth_broadcast_addr(ah.roce.dmac);
-	l->ah = rdma_create_ah(l->pd, &ah, RDMA_CREATE_AH_SLEEPABLE);
+	l->ah = shca_ktest_create_ah(l->pd, l->dev);
 	return PTR_ERR_OR_ZERO(l->ah);
 }
 

@@ -23,27 +23,27 @@
 #include "shca_test.h"
 #include "shca_teardown_test.h"
 
-#define SHCA_QS_TYPES	4
-#define SHCA_QS_STATES	(IB_QPS_ERR + 1)
-#define SHCA_QS_RECV_ID	0xe0e0
-#define SHCA_QS_SEND_ID	0x5e5e
+#define SHCA_QP_STATES_TYPES	4
+#define SHCA_QP_STATES_STATES	(IB_QPS_ERR + 1)
+#define SHCA_QP_STATES_RECV_ID	0xe0e0
+#define SHCA_QP_STATES_SEND_ID	0x5e5e
 
-static const enum ib_qp_type shca_qs_types[SHCA_QS_TYPES] = {
+static const enum ib_qp_type shca_qp_states_types[SHCA_QP_STATES_TYPES] = {
 	IB_QPT_RC, IB_QPT_UC, IB_QPT_UD, IB_QPT_GSI,
 };
 
-static const char * const shca_qs_type_names[SHCA_QS_TYPES] = {
+static const char * const shca_qp_states_type_names[SHCA_QP_STATES_TYPES] = {
 	"rc", "uc", "ud", "gsi",
 };
 
-static const char * const shca_qs_state_names[SHCA_QS_STATES] = {
+static const char * const shca_qp_states_state_names[SHCA_QP_STATES_STATES] = {
 	"reset", "init", "rtr", "rts", "sqd", "sqe", "err",
 };
 
 /* A transition's attributes, per type (RC, UC, UD, GSI). */
-struct shca_qs_masks {
-	int req[SHCA_QS_TYPES];
-	int opt[SHCA_QS_TYPES];
+struct shca_qp_states_masks {
+	int req[SHCA_QP_STATES_TYPES];
+	int opt[SHCA_QP_STATES_TYPES];
 };
 
 #define QS_PKI		IB_QP_PKEY_INDEX
@@ -60,39 +60,39 @@ struct shca_qs_masks {
 			 IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC)
 
 /* Legal pairs and their masks; a pair not listed is illegal. */
-static const struct shca_qs_masks *shca_qs_table(enum ib_qp_state cur,
-						 enum ib_qp_state next)
+static const struct shca_qp_states_masks *shca_qp_states_table(enum ib_qp_state cur,
+							       enum ib_qp_state next)
 {
-	static const struct shca_qs_masks none = {};
-	static const struct shca_qs_masks reset_init = {
+	static const struct shca_qp_states_masks none = {};
+	static const struct shca_qp_states_masks reset_init = {
 		.req = { QS_PKI | QS_PORT | QS_ACC, QS_PKI | QS_PORT | QS_ACC,
 			 QS_PKI | QS_PORT | QS_QKEY, QS_PKI | QS_QKEY },
 	};
-	static const struct shca_qs_masks init_init = {
+	static const struct shca_qp_states_masks init_init = {
 		.opt = { QS_PKI | QS_PORT | QS_ACC, QS_PKI | QS_PORT | QS_ACC,
 			 QS_PKI | QS_PORT | QS_QKEY, QS_PKI | QS_QKEY },
 	};
-	static const struct shca_qs_masks init_rtr = {
+	static const struct shca_qp_states_masks init_rtr = {
 		.req = { QS_RTR_RC, QS_RTR_UC, 0, 0 },
 		.opt = { QS_ALT | QS_ACC | QS_PKI, QS_ALT | QS_ACC | QS_PKI,
 			 QS_PKI | QS_QKEY, QS_PKI | QS_QKEY },
 	};
-	static const struct shca_qs_masks rtr_rts = {
+	static const struct shca_qp_states_masks rtr_rts = {
 		.req = { QS_RTS_RC, IB_QP_SQ_PSN, IB_QP_SQ_PSN, IB_QP_SQ_PSN },
 		.opt = { QS_CUR | QS_ALT | QS_ACC | IB_QP_MIN_RNR_TIMER,
 			 QS_CUR | QS_ALT | QS_ACC, QS_CUR | QS_QKEY,
 			 QS_CUR | QS_QKEY },
 	};
-	static const struct shca_qs_masks rts_rts = {
+	static const struct shca_qp_states_masks rts_rts = {
 		.opt = { QS_CUR | QS_ALT | QS_ACC | IB_QP_MIN_RNR_TIMER,
 			 QS_CUR | QS_ALT | QS_ACC, QS_CUR | QS_QKEY,
 			 QS_CUR | QS_QKEY },
 	};
-	static const struct shca_qs_masks to_sqd = {
+	static const struct shca_qp_states_masks to_sqd = {
 		.opt = { IB_QP_EN_SQD_ASYNC_NOTIFY, IB_QP_EN_SQD_ASYNC_NOTIFY,
 			 IB_QP_EN_SQD_ASYNC_NOTIFY, IB_QP_EN_SQD_ASYNC_NOTIFY },
 	};
-	static const struct shca_qs_masks sqd_sqd = {
+	static const struct shca_qp_states_masks sqd_sqd = {
 		.opt = { QS_PORT | IB_QP_AV | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
 			 IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC |
 			 IB_QP_MAX_DEST_RD_ATOMIC | QS_ALT | QS_ACC | QS_PKI |
@@ -100,7 +100,7 @@ static const struct shca_qs_masks *shca_qs_table(enum ib_qp_state cur,
 			 IB_QP_AV | QS_ALT | QS_ACC | QS_PKI,
 			 QS_PKI | QS_QKEY, QS_PKI | QS_QKEY },
 	};
-	static const struct shca_qs_masks sqe_rts = {
+	static const struct shca_qp_states_masks sqe_rts = {
 		.opt = { 0, QS_CUR | QS_ACC, QS_CUR | QS_QKEY,
 			 QS_CUR | QS_QKEY },
 	};
@@ -130,46 +130,45 @@ static const struct shca_qs_masks *shca_qs_table(enum ib_qp_state cur,
 	}
 }
 
-struct shca_qs_param {
+struct shca_qp_states_param {
 	int type;
 	enum ib_qp_state cur;
 	enum ib_qp_state next;
 };
 
-static struct shca_qs_param shca_qs_params[SHCA_QS_TYPES * SHCA_QS_STATES *
-					   SHCA_QS_STATES];
+static struct shca_qp_states_param
+	shca_qp_states_params[SHCA_QP_STATES_TYPES * SHCA_QP_STATES_STATES *
+			      SHCA_QP_STATES_STATES];
 
-static const void *shca_qs_gen_params(const void *prev, char *desc)
+static const void *shca_qp_states_gen_params(const void *prev, char *desc)
 {
-	const struct shca_qs_param *p = prev;
+	const struct shca_qp_states_param *p = prev;
 	int i;
 
 	if (!p) {
-		for (i = 0; i < ARRAY_SIZE(shca_qs_params); i++) {
-			shca_qs_params[i].type = i / (SHCA_QS_STATES *
-						      SHCA_QS_STATES);
-			shca_qs_params[i].cur = i / SHCA_QS_STATES %
-						SHCA_QS_STATES;
-			shca_qs_params[i].next = i % SHCA_QS_STATES;
+		for (i = 0; i < ARRAY_SIZE(shca_qp_states_params); i++) {
+			shca_qp_states_params[i].type = i / (SHCA_QP_STATES_STATES *
+							     SHCA_QP_STATES_STATES);
+			shca_qp_states_params[i].cur = i / SHCA_QP_STATES_STATES %
+						SHCA_QP_STATES_STATES;
+			shca_qp_states_params[i].next = i % SHCA_QP_STATES_STATES;
 		}
-		p = shca_qs_params;
+		p = shca_qp_states_params;
 	} else {
 		p++;
 	}
-	if (p >= shca_qs_params + ARRAY_SIZE(shca_qs_params))
+	if (p >= shca_qp_states_params + ARRAY_SIZE(shca_qp_states_params))
 		return NULL;
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s_%s_to_%s",
-		 shca_qs_type_names[p->type], shca_qs_state_names[p->cur],
-		 shca_qs_state_names[p->next]);
+		 shca_qp_states_type_names[p->type], shca_qp_states_state_names[p->cur],
+		 shca_qp_states_state_names[p->next]);
 	return p;
 }
 
 /* Every attribute, valid for a QP connected to itself. */
-static void shca_qs_attr(struct shca_tq *tq, enum ib_qp_state cur,
-			 enum ib_qp_state next, struct ib_qp_attr *attr)
+static void shca_qp_states_attr(struct shca_tq *tq, enum ib_qp_state cur,
+				enum ib_qp_state next, struct ib_qp_attr *attr)
 {
-	union ib_gid gid;
-
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = next;
 	attr->cur_qp_state = cur;
@@ -188,71 +187,66 @@ static void shca_qs_attr(struct shca_tq *tq, enum ib_qp_state cur,
 	attr->retry_cnt = 2;
 	attr->rnr_retry = 2;
 	attr->en_sqd_async_notify = 1;
-	if (rdma_query_gid(tq->dev, 1, SHCA_TEST_SGID, &gid))
-		return;
-	attr->ah_attr.type = rdma_ah_find_type(tq->dev, 1);
-	rdma_ah_set_port_num(&attr->ah_attr, 1);
-	rdma_ah_set_grh(&attr->ah_attr, &gid, 0, SHCA_TEST_SGID, 64, 0);
-	eth_broadcast_addr(attr->ah_attr.roce.dmac);
+	shca_ktest_av(tq->dev, tq->dev, &attr->ah_attr);
 }
 
-static int shca_qs_modify(struct shca_tq *tq, enum ib_qp_state cur,
-			  enum ib_qp_state next, int mask)
+static int shca_qp_states_modify(struct shca_tq *tq, enum ib_qp_state cur,
+				 enum ib_qp_state next, int mask)
 {
 	struct ib_qp_attr attr;
 
-	shca_qs_attr(tq, cur, next, &attr);
+	shca_qp_states_attr(tq, cur, next, &attr);
 	return ib_modify_qp(tq->qp, &attr, IB_QP_STATE | mask);
 }
 
-static int shca_qs_type_index(enum ib_qp_type type)
+static int shca_qp_states_type_index(enum ib_qp_type type)
 {
 	int i;
 
-	for (i = 0; i < SHCA_QS_TYPES - 1; i++)
-		if (shca_qs_types[i] == type)
+	for (i = 0; i < SHCA_QP_STATES_TYPES - 1; i++)
+		if (shca_qp_states_types[i] == type)
 			break;
 	return i;
 }
 
-static bool shca_qs_ud(struct shca_tq *tq)
+static bool shca_qp_states_ud(struct shca_tq *tq)
 {
 	return tq->qp->qp_type == IB_QPT_UD || tq->qp->qp_type == IB_QPT_GSI;
 }
 
 /* The required attributes of a legal transition of @tq's type. */
-static int shca_qs_req(struct shca_tq *tq, enum ib_qp_state cur,
-		       enum ib_qp_state next)
+static int shca_qp_states_req(struct shca_tq *tq, enum ib_qp_state cur,
+			      enum ib_qp_state next)
 {
-	int type = shca_qs_type_index(tq->qp->qp_type);
+	int type = shca_qp_states_type_index(tq->qp->qp_type);
 
-	return shca_qs_table(cur, next)->req[type];
+	return shca_qp_states_table(cur, next)->req[type];
 }
 
-static void shca_qs_step(struct kunit *test, struct shca_tq *tq,
-			 enum ib_qp_state cur, enum ib_qp_state next)
+static void shca_qp_states_step(struct kunit *test, struct shca_tq *tq,
+				enum ib_qp_state cur, enum ib_qp_state next)
 {
-	KUNIT_ASSERT_EQ_MSG(test, 0, shca_qs_modify(tq, cur, next,
-						    shca_qs_req(tq, cur, next)),
-			    "%s -> %s", shca_qs_state_names[cur],
-			    shca_qs_state_names[next]);
+	KUNIT_ASSERT_EQ_MSG(test, 0, shca_qp_states_modify(tq, cur, next,
+							   shca_qp_states_req(tq, cur, next)),
+			    "%s -> %s", shca_qp_states_state_names[cur],
+			    shca_qp_states_state_names[next]);
 }
 
 /* An AH to the QP itself, for UD sends. */
-static void shca_qs_ah(struct kunit *test, struct shca_tq *tq)
+static void shca_qp_states_ah(struct kunit *test, struct shca_tq *tq)
 {
 	struct ib_qp_attr attr;
 
-	if (!shca_qs_ud(tq) || tq->ah)
+	if (!shca_qp_states_ud(tq) || tq->ah)
 		return;
-	shca_qs_attr(tq, IB_QPS_RTS, IB_QPS_RTS, &attr);
+	shca_qp_states_attr(tq, IB_QPS_RTS, IB_QPS_RTS, &attr);
 	tq->ah = rdma_create_ah(tq->pd, &attr.ah_attr,
 				RDMA_CREATE_AH_SLEEPABLE);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(tq->ah));
 }
 
 /* A send with a bad lkey, which fails locally. */
-static void shca_qs_bad_send(struct kunit *test, struct shca_tq *tq)
+static void shca_qp_states_bad_send(struct kunit *test, struct shca_tq *tq)
 {
 	struct ib_sge sge = { .addr = tq->addr, .length = 8, .lkey = 0xdead };
 	struct ib_ud_wr wr = {
@@ -268,33 +262,33 @@ static void shca_qs_bad_send(struct kunit *test, struct shca_tq *tq)
 }
 
 /* Bring a fresh QP to @state the way a consumer would. */
-static void shca_qs_reach(struct kunit *test, struct shca_tq *tq,
-			  enum ib_qp_state state)
+static void shca_qp_states_reach(struct kunit *test, struct shca_tq *tq,
+				 enum ib_qp_state state)
 {
 	struct ib_wc wc;
 
 	if (state == IB_QPS_RESET)
 		return;
-	shca_qs_step(test, tq, IB_QPS_RESET, IB_QPS_INIT);
+	shca_qp_states_step(test, tq, IB_QPS_RESET, IB_QPS_INIT);
 	if (state == IB_QPS_INIT)
 		return;
-	shca_qs_step(test, tq, IB_QPS_INIT, IB_QPS_RTR);
+	shca_qp_states_step(test, tq, IB_QPS_INIT, IB_QPS_RTR);
 	if (state == IB_QPS_RTR)
 		return;
-	shca_qs_step(test, tq, IB_QPS_RTR, IB_QPS_RTS);
-	shca_qs_ah(test, tq);
+	shca_qp_states_step(test, tq, IB_QPS_RTR, IB_QPS_RTS);
+	shca_qp_states_ah(test, tq);
 	switch (state) {
 	case IB_QPS_SQD:
-		KUNIT_ASSERT_EQ(test, 0, shca_qs_modify(tq, IB_QPS_RTS,
-							IB_QPS_SQD, 0));
+		KUNIT_ASSERT_EQ(test, 0, shca_qp_states_modify(tq, IB_QPS_RTS,
+							       IB_QPS_SQD, 0));
 		break;
 	case IB_QPS_SQE:
 		/* A local send error: UC and UD go to SQE. */
-		shca_qs_bad_send(test, tq);
+		shca_qp_states_bad_send(test, tq);
 		break;
 	case IB_QPS_ERR:
-		KUNIT_ASSERT_EQ(test, 0, shca_qs_modify(tq, IB_QPS_RTS,
-							IB_QPS_ERR, 0));
+		KUNIT_ASSERT_EQ(test, 0, shca_qp_states_modify(tq, IB_QPS_RTS,
+							       IB_QPS_ERR, 0));
 		break;
 	default:
 		break;
@@ -304,7 +298,7 @@ static void shca_qs_reach(struct kunit *test, struct shca_tq *tq,
 }
 
 /* An attribute the transition takes neither as required nor optional. */
-static int shca_qs_stray_attr(int allowed)
+static int shca_qp_states_stray_attr(int allowed)
 {
 	static const int candidates[] = {
 		IB_QP_QKEY, IB_QP_DEST_QPN, IB_QP_SQ_PSN, IB_QP_RQ_PSN,
@@ -318,9 +312,9 @@ static int shca_qs_stray_attr(int allowed)
 	return 0;
 }
 
-static void shca_qs_side_effects(struct kunit *test, struct shca_tq *tq,
-				 enum ib_qp_state cur, enum ib_qp_state next,
-				 bool notify)
+static void shca_qp_states_side_effects(struct kunit *test, struct shca_tq *tq,
+					enum ib_qp_state cur, enum ib_qp_state next,
+					bool notify)
 {
 	struct ib_wc wc;
 	int err;
@@ -330,7 +324,7 @@ static void shca_qs_side_effects(struct kunit *test, struct shca_tq *tq,
 		/* The receive posted before the modify is flushed. */
 		KUNIT_ASSERT_EQ(test, 1, shca_test_poll(tq, &wc, 1));
 		KUNIT_EXPECT_EQ(test, IB_WC_WR_FLUSH_ERR, wc.status);
-		KUNIT_EXPECT_EQ(test, SHCA_QS_RECV_ID, wc.wr_id);
+		KUNIT_EXPECT_EQ(test, SHCA_QP_STATES_RECV_ID, wc.wr_id);
 		break;
 	case IB_QPS_RESET:
 		/* Nothing of its past in the CQ; both queues empty. */
@@ -350,16 +344,16 @@ static void shca_qs_side_effects(struct kunit *test, struct shca_tq *tq,
 		break;
 	case IB_QPS_RTS:
 		/* It sends: the posted receive takes it. */
-		shca_qs_ah(test, tq);
+		shca_qp_states_ah(test, tq);
 		KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(tq, tq, IB_WR_SEND,
-							     SHCA_QS_SEND_ID,
+							     SHCA_QP_STATES_SEND_ID,
 							     0, 0, 8, 0));
 		KUNIT_ASSERT_EQ(test, 1, shca_test_poll(tq, &wc, 1));
 		KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc.status);
-		KUNIT_EXPECT_EQ(test, SHCA_QS_RECV_ID, wc.wr_id);
+		KUNIT_EXPECT_EQ(test, SHCA_QP_STATES_RECV_ID, wc.wr_id);
 		KUNIT_ASSERT_EQ(test, 1, shca_test_poll(tq, &wc, 1));
 		KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc.status);
-		KUNIT_EXPECT_EQ(test, SHCA_QS_SEND_ID, wc.wr_id);
+		KUNIT_EXPECT_EQ(test, SHCA_QP_STATES_SEND_ID, wc.wr_id);
 		break;
 	case IB_QPS_INIT:
 	case IB_QPS_RTR:
@@ -375,25 +369,25 @@ static void shca_qs_side_effects(struct kunit *test, struct shca_tq *tq,
 }
 
 /* A case's device, and the QP of its last try. */
-struct shca_qs_ctx {
+struct shca_qp_states_ctx {
 	struct ib_device *dev;
 	struct shca_tq *last;
 };
 
 /* Try @cur -> @next on a fresh QP; check the state and the effects. */
-static void shca_qs_try(struct kunit *test, const struct shca_qs_param *p,
-			int extra, bool optional)
+static void shca_qp_states_try(struct kunit *test, const struct shca_qp_states_param *p,
+			       int extra, bool optional)
 {
-	const struct shca_qs_masks *m = shca_qs_table(p->cur, p->next);
+	const struct shca_qp_states_masks *m = shca_qp_states_table(p->cur, p->next);
 	struct shca_tq *tq = shca_test_tq_new(test);
-	struct shca_qs_ctx *ctx = test->priv;
+	struct shca_qp_states_ctx *ctx = test->priv;
 	int req, opt, stray, err;
 
 	if (!ctx->dev) {
 		/* ib_mad must not own the GSI QP of the device under test. */
 		ctx->dev = shca_test_add_flags(test, SHCA_TEST_DEV,
 					       shca_test_netdev(test),
-					       shca_qs_types[p->type] ==
+					       shca_qp_states_types[p->type] ==
 					       IB_QPT_GSI ? SHCA_DEV_F_NO_MAD :
 					       0);
 	}
@@ -403,24 +397,24 @@ static void shca_qs_try(struct kunit *test, const struct shca_qs_param *p,
 		ctx->last->qp = NULL;
 	}
 	ctx->last = tq;
-	shca_test_tq_init(test, tq, ctx->dev, shca_qs_types[p->type], NULL,
+	shca_test_tq_init(test, tq, ctx->dev, shca_qp_states_types[p->type], NULL,
 			  16, 4);
-	if (p->cur == IB_QPS_SQE && shca_qs_types[p->type] == IB_QPT_RC) {
+	if (p->cur == IB_QPS_SQE && shca_qp_states_types[p->type] == IB_QPT_RC) {
 		/* RC never enters SQE: a send error takes it to ERR. */
-		shca_qs_reach(test, tq, IB_QPS_RTS);
-		shca_qs_bad_send(test, tq);
+		shca_qp_states_reach(test, tq, IB_QPS_RTS);
+		shca_qp_states_bad_send(test, tq);
 		KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(tq));
 		return;
 	}
-	shca_qs_reach(test, tq, p->cur);
+	shca_qp_states_reach(test, tq, p->cur);
 	if (p->cur != IB_QPS_RESET)
 		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(tq,
-							     SHCA_QS_RECV_ID,
+							     SHCA_QP_STATES_RECV_ID,
 							     1024, 64));
 
 	if (!m) {
 		/* Illegal whatever the attributes; nothing changes. */
-		err = shca_qs_modify(tq, p->cur, p->next, extra);
+		err = shca_qp_states_modify(tq, p->cur, p->next, extra);
 		KUNIT_EXPECT_EQ(test, -EINVAL, err);
 		KUNIT_EXPECT_EQ(test, p->cur, shca_test_qp_state(tq));
 		return;
@@ -429,54 +423,55 @@ static void shca_qs_try(struct kunit *test, const struct shca_qs_param *p,
 	opt = m->opt[p->type] & ~QS_ALT;
 	if (!optional) {
 		if (req) {
-			err = shca_qs_modify(tq, p->cur, p->next,
-					     req & (req - 1));
+			err = shca_qp_states_modify(tq, p->cur, p->next,
+						    req & (req - 1));
 			KUNIT_EXPECT_EQ_MSG(test, -EINVAL, err,
 					    "a required attribute missing");
 			KUNIT_EXPECT_EQ(test, p->cur, shca_test_qp_state(tq));
 		}
-		stray = shca_qs_stray_attr(req | m->opt[p->type]);
+		stray = shca_qp_states_stray_attr(req | m->opt[p->type]);
 		if (stray) {
-			err = shca_qs_modify(tq, p->cur, p->next, req | stray);
+			err = shca_qp_states_modify(tq, p->cur, p->next, req | stray);
 			KUNIT_EXPECT_EQ_MSG(test, -EINVAL, err,
 					    "attribute %#x not taken", stray);
 			KUNIT_EXPECT_EQ(test, p->cur, shca_test_qp_state(tq));
 		}
 		opt = 0;
 	}
-	err = shca_qs_modify(tq, p->cur, p->next, req | opt);
+	err = shca_qp_states_modify(tq, p->cur, p->next, req | opt);
 	KUNIT_ASSERT_EQ_MSG(test, 0, err, "mask %#x", req | opt);
 	KUNIT_EXPECT_EQ(test, p->next, shca_test_qp_state(tq));
-	shca_qs_side_effects(test, tq, p->cur, p->next,
-			     opt & IB_QP_EN_SQD_ASYNC_NOTIFY);
+	shca_qp_states_side_effects(test, tq, p->cur, p->next,
+				    opt & IB_QP_EN_SQD_ASYNC_NOTIFY);
 }
 
-static void shca_test_qp_transition(struct kunit *test)
+static void shca_test_modify_qp_takes_exactly_ibta_attributes(struct kunit *test)
 {
-	const struct shca_qs_param *p = test->param_value;
+	const struct shca_qp_states_param *p = test->param_value;
 
-	test->priv = kunit_kzalloc(test, sizeof(struct shca_qs_ctx),
+	test->priv = kunit_kzalloc(test, sizeof(struct shca_qp_states_ctx),
 				   GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, test->priv);
-	shca_qs_try(test, p, 0, false);
+	shca_qp_states_try(test, p, 0, false);
 	if (test->status == KUNIT_FAILURE)
 		return;
-	if (shca_qs_table(p->cur, p->next))
-		shca_qs_try(test, p, 0, true);
+	if (shca_qp_states_table(p->cur, p->next))
+		shca_qp_states_try(test, p, 0, true);
 	else
 		/* Not even with every attribute the device knows. */
-		shca_qs_try(test, p, QS_RTS_RC | QS_RTR_RC | QS_PKI | QS_ACC,
-			    false);
+		shca_qp_states_try(test, p, QS_RTS_RC | QS_RTR_RC | QS_PKI | QS_ACC,
+				   false);
 }
 
-static struct kunit_case shca_state_cases[] = {
-	KUNIT_CASE_PARAM(shca_test_qp_transition, shca_qs_gen_params),
+static struct kunit_case shca_qp_states_cases[] = {
+	KUNIT_CASE_PARAM(shca_test_modify_qp_takes_exactly_ibta_attributes,
+			 shca_qp_states_gen_params),
 	{}
 };
 
-static struct kunit_suite shca_state_suite = {
+static struct kunit_suite shca_qp_states_suite = {
 	.name = "shca_qp_states",
-	.test_cases = shca_state_cases,
+	.test_cases = shca_qp_states_cases,
 };
 
-kunit_test_suites(&shca_state_suite);
+kunit_test_suites(&shca_qp_states_suite);

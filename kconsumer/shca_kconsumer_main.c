@@ -33,12 +33,12 @@
  * counts it in "stray_cqes", which the integration test checks.)
  */
 #include <linux/debugfs.h>
-#include <linux/etherdevice.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_file.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
+
+#include "shca_ktest_qp.h"
 
 MODULE_DESCRIPTION("In-kernel RDMA consumer that exercises shca devices");
 MODULE_LICENSE("Dual BSD/GPL");
@@ -65,7 +65,6 @@ MODULE_PARM_DESC(teardown, "teardown rounds on dev_a after the traffic; 0 for no
 #define KC_UD_LEN	512
 #define KC_REMOTE	(16 * 1024)
 #define KC_QKEY		0x1234
-#define KC_SGID		1
 #define KC_TIMEOUT	(5 * HZ)
 
 /* One outstanding work request and how it completed. */
@@ -232,60 +231,20 @@ static int kc_end_init(struct kc_end *e, struct ib_device *dev,
 /* RESET to RTS, connected to @peer (RC, UC) or with an AH to it (UD). */
 static int kc_to_rts(struct kc_end *e, struct kc_end *peer)
 {
-	bool ud = e->qp->qp_type == IB_QPT_UD;
-	bool rc = e->qp->qp_type == IB_QPT_RC;
-	struct rdma_ah_attr ah = {};
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
+	static const struct shca_ktest_conn conn = {
+		.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_ATOMIC,
 		.qkey = KC_QKEY,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
-				   IB_ACCESS_REMOTE_READ |
-				   IB_ACCESS_REMOTE_ATOMIC,
+		.timeout = 10,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
 	};
-	union ib_gid dgid;
 	int err;
 
-	err = ib_modify_qp(e->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | (ud ? IB_QP_QKEY : IB_QP_ACCESS_FLAGS));
-	if (err)
+	err = shca_ktest_qp_to_rts(e->qp, peer->dev, peer->qp->qp_num, &conn);
+	if (err || e->qp->qp_type != IB_QPT_UD)
 		return err;
-	err = rdma_query_gid(peer->dev, 1, KC_SGID, &dgid);
-	if (err)
-		return err;
-	ah.type = rdma_ah_find_type(e->dev, 1);
-	rdma_ah_set_port_num(&ah, 1);
-	rdma_ah_set_grh(&ah, &dgid, 0, KC_SGID, 64, 0);
-	/* Kernel callers resolve the destination MAC themselves. */
-	eth_broadcast_addr(ah.roce.dmac);
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.ah_attr = ah;
-	attr.path_mtu = IB_MTU_1024;
-	attr.dest_qp_num = peer->qp->qp_num;
-	attr.max_dest_rd_atomic = 4;
-	attr.min_rnr_timer = 1;
-	err = ib_modify_qp(e->qp, &attr, ud ? IB_QP_STATE :
-			   IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   (rc ? IB_QP_MAX_DEST_RD_ATOMIC |
-			    IB_QP_MIN_RNR_TIMER : 0));
-	if (err)
-		return err;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = 10;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 4;
-	err = ib_modify_qp(e->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN |
-			   (rc ? IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC : 0));
-	if (err || !ud)
-		return err;
-	e->ah = rdma_create_ah(e->pd, &ah, RDMA_CREATE_AH_SLEEPABLE);
+	e->ah = shca_ktest_create_ah(e->pd, peer->dev);
 	return PTR_ERR_OR_ZERO(e->ah);
 }
 

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit: completion queues, through the real driver: arming for the next
+ * and for solicited completions, missed events, resize with live CQEs,
+ * interrupt moderation and refused attributes.
+ */
+#include <kunit/test.h>
+#include <rdma/ib_mad.h>
+
+#include "shca.h"
+#include "shca_test.h"
+
+/* Wait until the device has executed every posted send (and its CQE). */
+static void shca_test_wait_idle(struct kunit *test, struct shca_tq *tq)
+{
+	unsigned long end = jiffies + 5 * HZ;
+
+	while (!shca_test_sq_idle(tq)) {
+		KUNIT_ASSERT_FALSE(test, time_after(jiffies, end));
+		usleep_range(50, 200);
+	}
+}
+
+static u32 shca_test_cq_armed(struct shca_tq *tq)
+{
+	struct shca_hw_cq_query q = {};
+
+	shca_cmd_query_cq(to_shca_dev(tq->dev), to_shca_cq(tq->cq)->cqn, &q);
+	return q.armed;
+}
+
+static bool shca_test_wait_comp(struct shca_tq *tq, int n)
+{
+	unsigned long end = jiffies + 5 * HZ;
+
+	while (atomic_read(&tq->comp_events) < n) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(50, 200);
+	}
+	return true;
+}
+
+static void shca_test_notify_next_fires_once_per_arm(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	u64 eqes;
+	int err;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP));
+	KUNIT_EXPECT_EQ(test, (u32)SHCA_CQ_ARM_NEXT, shca_test_cq_armed(a));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	KUNIT_EXPECT_TRUE(test, shca_test_wait_comp(a, 1));
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	/* Not re-armed: the next completion raises no event. */
+	eqes = shca_test_counter(a->dev, SHCA_CNT_EQES);
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 2, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 2);
+	KUNIT_EXPECT_EQ(test, eqes, shca_test_counter(a->dev, SHCA_CNT_EQES));
+	KUNIT_EXPECT_EQ(test, 1, atomic_read(&a->comp_events));
+}
+
+static void shca_test_notify_solicited_ignores_unsolicited(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	u64 eqes;
+	int err;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, ib_req_notify_cq(b->cq, IB_CQ_SOLICITED));
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 1, 0, 64));
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 2, 0, 64));
+	eqes = shca_test_counter(b->dev, SHCA_CNT_EQES);
+	err = shca_test_post_send(a, b, IB_WR_SEND, 3, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 1);
+	/* An unsolicited receive leaves the CQ armed and silent. */
+	KUNIT_EXPECT_EQ(test, eqes, shca_test_counter(b->dev, SHCA_CNT_EQES));
+	KUNIT_EXPECT_EQ(test, (u32)SHCA_CQ_ARM_SOLICITED, shca_test_cq_armed(b));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 4, 0, 0, 8,
+				  IB_SEND_SOLICITED);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	KUNIT_EXPECT_TRUE(test, shca_test_wait_comp(b, 1));
+	shca_test_expect(test, b, IB_WC_SUCCESS, 2);
+}
+
+static void shca_test_notify_reports_missed_events(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int err;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_connect(test, a, b);
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 1, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_wait_idle(test, a);
+	KUNIT_EXPECT_EQ(test, 1, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP |
+						  IB_CQ_REPORT_MISSED_EVENTS));
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	KUNIT_EXPECT_EQ(test, 0, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP |
+						  IB_CQ_REPORT_MISSED_EVENTS));
+}
+
+static void shca_test_resize_keeps_cqes(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int i, err;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_connect(test, a, b);
+	for (i = 1; i <= 3; i++) {
+		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, i, 0, 0,
+					  8, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+	}
+	shca_test_wait_idle(test, a);
+	/* Too small for what is waiting in the ring. */
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_resize_cq(a->cq, 1));
+	KUNIT_ASSERT_EQ(test, 0, ib_resize_cq(a->cq, 100));
+	KUNIT_EXPECT_EQ(test, 127, a->cq->cqe);
+	for (i = 1; i <= 3; i++)
+		shca_test_expect(test, a, IB_WC_SUCCESS, i);
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 4, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 4);
+}
+
+static void shca_test_moderation_holds_the_event_until_count(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int i, err;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_cq_moderation(a->cq, 3, 0));
+	KUNIT_ASSERT_EQ(test, 0, ib_req_notify_cq(a->cq, IB_CQ_NEXT_COMP));
+	for (i = 1; i <= 2; i++) {
+		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, i, 0, 0,
+					  8, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+	}
+	shca_test_wait_idle(test, a);
+	/* Two CQEs of three: still armed, no event yet. */
+	KUNIT_EXPECT_EQ(test, (u32)SHCA_CQ_ARM_NEXT, shca_test_cq_armed(a));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 3, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	KUNIT_EXPECT_TRUE(test, shca_test_wait_comp(a, 1));
+	KUNIT_EXPECT_EQ(test, 0U, shca_test_cq_armed(a));
+}
+
+static void shca_test_create_cq_refuses_bad_attrs(struct kunit *test)
+{
+	struct ib_device *da, *db;
+	struct ib_cq_init_attr attr = { .cqe = 0 };
+	struct ib_cq *cq;
+
+	shca_test_devices(test, false, &da, &db);
+	cq = ib_create_cq(da, NULL, NULL, NULL, &attr);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(cq));
+	attr.cqe = da->attrs.max_cqe + 1;
+	cq = ib_create_cq(da, NULL, NULL, NULL, &attr);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(cq));
+	attr.cqe = 8;
+	attr.comp_vector = 3;
+	cq = ib_create_cq(da, NULL, NULL, NULL, &attr);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(cq));
+}
+
+static struct kunit_case shca_cq_cases[] = {
+	KUNIT_CASE(shca_test_notify_next_fires_once_per_arm),
+	KUNIT_CASE(shca_test_notify_solicited_ignores_unsolicited),
+	KUNIT_CASE(shca_test_notify_reports_missed_events),
+	KUNIT_CASE(shca_test_resize_keeps_cqes),
+	KUNIT_CASE(shca_test_moderation_holds_the_event_until_count),
+	KUNIT_CASE(shca_test_create_cq_refuses_bad_attrs),
+	{}
+};
+
+static struct kunit_suite shca_cq_suite = {
+	.name = "shca_cq",
+	.test_cases = shca_cq_cases,
+};
+
+kunit_test_suite(shca_cq_suite);

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit: shared receive queues, through the real driver.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/etherdevice.h>
+#include <linux/scatterlist.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+
+#include "shca.h"
+#include "shca_test.h"
+
+static void shca_test_srq_shared_by_two_qps(struct kunit *test)
+{
+	struct shca_tq *a1 = shca_test_tq_new(test);
+	struct shca_tq *b1 = shca_test_tq_new(test);
+	struct shca_tq *a2 = shca_test_tq_new(test);
+	struct shca_tq *b2 = shca_test_tq_new(test);
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr rwr = {};
+	struct ib_device *da, *db;
+	struct shca_test_srq *s;
+	struct ib_wc wc[2];
+	int i, err;
+
+	shca_test_devices(test, true, &da, &db);
+	s = shca_test_srq_new(test, db, 8, 0, 1);
+	shca_test_tq_init(test, a1, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, a2, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b1, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_tq_init(test, b2, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a1, b1);
+	shca_test_connect(test, a2, b2);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b1, 100 + i,
+							     i * 256, 256));
+	/* Receives on an SRQ QP go through the SRQ only. */
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_post_recv(b1->qp, &rwr, &bad));
+
+	/* The SRQ hands its WQEs out in the order they were posted. */
+	for (i = 0; i < 2; i++) {
+		err = shca_test_post_send(a1, b1, IB_WR_SEND, i, 0, 0, 32, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+		shca_test_expect(test, a1, IB_WC_SUCCESS, i);
+	}
+	for (i = 0; i < 2; i++) {
+		err = shca_test_post_send(a2, b2, IB_WR_SEND, i, 0, 0, 32, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+		shca_test_expect(test, a2, IB_WC_SUCCESS, i);
+	}
+	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(b1, wc, 2));
+	KUNIT_EXPECT_EQ(test, 100ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, 101ULL, wc[1].wr_id);
+	KUNIT_EXPECT_PTR_EQ(test, b1->qp, wc[0].qp);
+	KUNIT_ASSERT_EQ(test, 2, shca_test_poll(b2, wc, 2));
+	KUNIT_EXPECT_EQ(test, 102ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, 103ULL, wc[1].wr_id);
+	KUNIT_EXPECT_PTR_EQ(test, b2->qp, wc[0].qp);
+}
+
+static void shca_test_srq_full_and_recycled(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_device *da, *db;
+	struct shca_test_srq *s;
+	int i, err;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_test_srq_new(test, db, 4, 0, 1);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
+	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
+	/* A polled completion frees its slot for the next post. */
+	err = shca_test_post_send(a, b, IB_WR_SEND, 9, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 9);
+	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
+	shca_test_expect(test, b, IB_WC_SUCCESS, 0);
+	KUNIT_EXPECT_EQ(test, 0, shca_test_post_recv(b, 4, 0, 256));
+}
+
+static void shca_test_srq_limit_fires_once_and_disarms(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_srq_attr attr = { .srq_limit = 3 };
+	unsigned long end = jiffies + 5 * HZ;
+	struct ib_device *da, *db;
+	struct shca_test_srq *s;
+	int i, err;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_test_srq_new(test, db, 8, 0, 1);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	for (i = 0; i < 5; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_srq(s->srq, &attr, IB_SRQ_LIMIT));
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 3U, attr.srq_limit);
+	/* Five posted, a limit of three: the third receive crosses it. */
+	for (i = 0; i < 2; i++) {
+		err = shca_test_post_send(a, b, IB_WR_SEND, i, 0, 0, 8, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+		shca_test_expect(test, a, IB_WC_SUCCESS, i);
+	}
+	KUNIT_EXPECT_FALSE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
+					  &s->events));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 2, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 2);
+	while (!test_bit(IB_EVENT_SRQ_LIMIT_REACHED, &s->events) &&
+	       !time_after(jiffies, end))
+		usleep_range(50, 200);
+	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
+					 &s->events));
+	/* The limit disarms itself when it fires. */
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 0U, attr.srq_limit);
+	attr.max_wr = 16;
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, ib_modify_srq(s->srq, &attr,
+							 IB_SRQ_MAX_WR));
+	attr.srq_limit = 9;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_srq(s->srq, &attr,
+						     IB_SRQ_LIMIT));
+}
+
+/* The SRQ's SGE limit, not the QP's, governs what its WQEs may hold. */
+static void shca_test_srq_scatters_over_sges(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	const struct ib_recv_wr *bad;
+	struct ib_device *da, *db;
+	struct shca_test_srq *s;
+	struct ib_sge sge[2];
+	struct ib_recv_wr wr = { .wr_id = 5, .sg_list = sge, .num_sge = 2 };
+	int err, i;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_test_srq_new(test, db, 8, 0, 2);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	sge[0] = (struct ib_sge){ .addr = b->addr + 4096, .length = 100,
+				  .lkey = b->lkey };
+	sge[1] = (struct ib_sge){ .addr = b->addr + 8192, .length = 400,
+				  .lkey = b->lkey };
+	KUNIT_ASSERT_EQ(test, 0, ib_post_srq_recv(s->srq, &wr, &bad));
+	for (i = 0; i < 300; i++)
+		a->buf[i] = i * 3;
+	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 300, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 5);
+	KUNIT_EXPECT_MEMEQ(test, a->buf, b->buf + 4096, 100);
+	KUNIT_EXPECT_MEMEQ(test, a->buf + 100, b->buf + 8192, 200);
+}
+
+static void shca_test_srq_qp_error_raises_last_wqe_reached(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_device *da, *db;
+	struct shca_test_srq *s;
+	int err;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_test_srq_new(test, db, 8, 0, 1);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 1, 0, 256));
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(b->qp, &attr, IB_QP_STATE));
+	err = shca_test_wait_event(b, IB_EVENT_QP_LAST_WQE_REACHED);
+	KUNIT_EXPECT_EQ(test, 0, err);
+	/* The SRQ's WQEs are not the QP's to flush. */
+	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(b->cq, 1, &(struct ib_wc){}));
+}
+
+static struct kunit_case shca_srq_cases[] = {
+	KUNIT_CASE(shca_test_srq_shared_by_two_qps),
+	KUNIT_CASE(shca_test_srq_full_and_recycled),
+	KUNIT_CASE(shca_test_srq_limit_fires_once_and_disarms),
+	KUNIT_CASE(shca_test_srq_scatters_over_sges),
+	KUNIT_CASE(shca_test_srq_qp_error_raises_last_wqe_reached),
+	{}
+};
+
+static struct kunit_suite shca_srq_suite = {
+	.name = "shca_srq",
+	.test_cases = shca_srq_cases,
+};
+
+kunit_test_suite(shca_srq_suite);

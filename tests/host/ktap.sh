@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side self-test of scripts/ktap.sh, the one reader of every test
+# program's results: sound reports are counted as they say, and each way a
+# report breaks (results missing, too many, no plan, no version line,
+# numbers out of order, an exit status nothing explains, no report at all)
+# is a failure.  Reports in KTAP and exits non-zero if any case failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/scripts/ktap.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "KTAP version 1"
+echo "1..13"
+failed=0 n=0
+
+# What ktap_parse makes of a report: one "STATUS NAME" line per record.
+record() {
+	echo "$2 $1"
+}
+
+# check NAME STATUS WANT: parse the report on stdin, as a program that
+# exited with STATUS; WANT is what record() must have been called with,
+# every call, in order, one per line.
+check() {
+	local name=$1 status=$2 want=$3 got
+	n=$((n + 1))
+	cat > "$tmp/$name"
+	got=$(ktap_parse "p: " "$tmp/$name" "$status")
+	if [ "$got" = "$want" ]; then
+		echo "ok $n $name"
+	else
+		echo "# wanted:"
+		sed 's/^/#   /' <<<"$want"
+		echo "# got:"
+		sed 's/^/#   /' <<<"$got"
+		echo "not ok $n $name"
+		failed=1
+	fi
+}
+
+check sound 1 'PASS p: one
+FAIL p: two
+SKIP p: three
+SKIP p: four' <<'EOF'
+KTAP version 1
+1..4
+chatter that is not KTAP
+ok 1 one
+# a comment
+# two: why it failed
+not ok 2 two
+ok 3 three # SKIP not on this kernel
+not ok 4 four # SKIP
+EOF
+check plan_at_the_end 0 'PASS p: one' <<'EOF'
+KTAP version 1
+ok 1 one
+1..1
+EOF
+check subtests_count_once 0 'PASS p: suite
+PASS p: other' <<'EOF'
+KTAP version 1
+1..2
+    KTAP version 1
+    1..2
+    ok 1 case_a
+    not ok 2 case_b # SKIP
+ok 1 suite
+ok 2 other
+EOF
+check diagnostic_is_not_a_skip 0 'FAIL p: one' <<'EOF'
+KTAP version 1
+1..1
+not ok 1 one # exit status 3
+EOF
+check crlf_lines 0 'PASS p: one' < <(printf 'KTAP version 1\r\n1..1\r\nok 1 one\r\n')
+check result_missing 0 'PASS p: one
+FAIL p: ktap: 2 results planned, 1 reported' <<'EOF'
+KTAP version 1
+1..2
+ok 1 one
+EOF
+check result_extra 0 'PASS p: one
+PASS p: two
+FAIL p: ktap: 1 results planned, 2 reported' <<'EOF'
+KTAP version 1
+1..1
+ok 1 one
+ok 2 two
+EOF
+check no_plan 0 'PASS p: one
+FAIL p: ktap: no plan' <<'EOF'
+KTAP version 1
+ok 1 one
+EOF
+check no_version_line 0 'PASS p: one
+FAIL p: ktap: no KTAP version line' <<'EOF'
+1..1
+ok 1 one
+EOF
+check out_of_order 0 'PASS p: one
+FAIL p: ktap: result 3 where 2 was due
+PASS p: three' <<'EOF'
+KTAP version 1
+1..2
+ok 1 one
+ok 3 three
+EOF
+check status_unexplained 2 'PASS p: one
+FAIL p: ktap: exit status 2 with no failed result' <<'EOF'
+KTAP version 1
+1..1
+ok 1 one
+EOF
+check status_explained 1 'FAIL p: one' <<'EOF'
+KTAP version 1
+1..1
+not ok 1 one
+EOF
+check no_report 0 'FAIL p: ktap: no report' < /dev/null
+exit $failed
