@@ -128,3 +128,14 @@ fault_injected() {
 res_summary() {
 	rdma res show | awk -v d="$1:" '$2 == d { $1 = ""; print }'
 }
+
+# kstep STEP: run one step of shca_kstep.ko (kconsumer/shca_kstep.c) and
+# print its errno (0 for success).
+KSTEP_CTL=/sys/kernel/debug/shca_kstep/step
+kstep() {
+	local w1 w2 w3
+	echo "$1" > $KSTEP_CTL 2>/dev/null || true
+	while read -r w1 w2 w3; do
+		if [ "$w1" = last ]; then echo "$w3"; fi
+	done < $KSTEP_CTL
+}

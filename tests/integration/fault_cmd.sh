@@ -7,6 +7,7 @@
 # write's); SET_PORT and SET_GID come from netdev events, QUERY_CQ and
 # QUERY_COUNTERS from the rdma tool.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../fault_lib.sh"
 
 mkdummy shca_d0
 rdma link add shca0 type shca netdev shca_d0
@@ -15,7 +16,6 @@ wait_for grep -qv '^0000:0000:0000:0000' /sys/class/infiniband/shca0/ports/1/gid
 insmod "$SHCA_BUILD/kconsumer/shca_kstep.ko" dev=shca0
 knob=/sys/kernel/debug/shca/shca0/fail_cmd_once
 counts=/sys/kernel/debug/shca/shca0/cmd_counts
-ctl=/sys/kernel/debug/shca_kstep/step
 state=/sys/class/infiniband/shca0/ports/1/state
 gids=/sys/class/infiniband/shca0/ports/1/gids
 
@@ -33,14 +33,6 @@ count() {
 	done < $counts
 }
 
-# kstep STEP: run one shca_kstep step; prints its errno (0 for success).
-kstep() {
-	local w1 w2 w3
-	echo "$1" > $ctl 2>/dev/null || true
-	while read -r w1 w2 w3; do
-		if [ "$w1" = last ]; then echo "$w3"; fi
-	done < $ctl
-}
 
 # The verb for each opcode, run twice: first with the failure armed.
 verb() {
@@ -112,7 +104,7 @@ echo $((4294967296 + qport)) > $knob 2>/dev/null && fail "2^32 + $qport accepted
 probe_only="QUERY_CAPS CREATE_EQ"
 releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT"
 
-base=$(rdma res show | awk '$2 == "shca0:" { $1 = ""; print }')
+base=$(res_summary shca0)
 tested=0
 ops=$(while read -r _ name _; do echo "$name"; done < $counts)
 for op in $ops; do
@@ -133,7 +125,7 @@ for op in $ops; do
 	[ "$(cat $knob)" = -1 ] || fail "$op: knob still armed: the verb did not issue it"
 	c1=$(count "$op")
 	[ "$c1" -gt "$c0" ] || fail "$op: command count $c0 -> $c1"
-	now=$(rdma res show | awk '$2 == "shca0:" { $1 = ""; print }')
+	now=$(res_summary shca0)
 	[ "$now" = "$base" ] || fail "$op: rdma res '$now', before '$base'"
 	r=$(verb "$op" 2)
 	[ "$r" = 0 ] || fail "$op: the verb failed again ($r)"

@@ -7,6 +7,7 @@
 # with every other command failing; once "times" runs out, or the
 # probability is 0 again, the device works.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../fault_lib.sh"
 
 mkdummy shca_d0
 rdma link add shca0 type shca netdev shca_d0
@@ -15,21 +16,11 @@ wait_for grep -qv '^0000:0000:0000:0000' /sys/class/infiniband/shca0/ports/1/gid
 F=/sys/kernel/debug/shca/shca0/fail_cmd
 [ -d $F ] || skip "no fail_cmd (CONFIG_FAULT_INJECTION_DEBUG_FS)"
 [ "$(cat $F/probability)" = 0 ] || fail "fail_cmd is on by default"
-ctl=/sys/kernel/debug/shca_kstep/step
 
-res() { rdma res show | awk '$2 == "shca0:" { $1 = ""; print }'; }
-# kstep STEP: run one shca_kstep step; prints its errno (0 for success).
-kstep() {
-	local w1 w2 w3
-	echo "$1" > $ctl 2>/dev/null || true
-	while read -r w1 w2 w3; do
-		if [ "$w1" = last ]; then echo "$w3"; fi
-	done < $ctl
-}
 
-before=$(res)
+before=$(res_summary shca0)
 insmod "$SHCA_BUILD/kconsumer/shca_kstep.ko" dev=shca0
-base=$(res)
+base=$(res_summary shca0)
 
 # Only tasks with make-it-fail set, this shell and its children, fail.
 echo 1 > $F/task-filter
@@ -46,7 +37,7 @@ for s in $steps; do
 	[ "$r" = -5 ] || fail "$s: '$r' with every command failing, not -EIO"
 done
 [ "$(cat $F/times)" = 0 ] || fail "times $(cat $F/times) after $n failures"
-[ "$(res)" = "$base" ] || fail "failed creates left '$(res)', before '$base'"
+[ "$(res_summary shca0)" = "$base" ] || fail "failed creates left '$(res_summary shca0)', before '$base'"
 for s in $steps; do
 	r=$(kstep $s)
 	[ "$r" = 0 ] || fail "$s: '$r' once times ran out"
@@ -67,13 +58,13 @@ for i in $(seq 3); do
 		esac
 	done
 done
-[ "$(res)" = "$base" ] || fail "random failures left '$(res)', before '$base'"
+[ "$(res_summary shca0)" = "$base" ] || fail "random failures left '$(res_summary shca0)', before '$base'"
 echo "probability 50: $ok worked, $eio failed with -EIO"
 
 # Every command that may fail does; the destroys of rmmod still work.
 echo 100 > $F/probability
 rmmod shca_kstep
-[ "$(res)" = "$before" ] || fail "rmmod left '$(res)', before '$before'"
+[ "$(res_summary shca0)" = "$before" ] || fail "rmmod left '$(res_summary shca0)', before '$before'"
 echo 0 > $F/probability
 echo 0 > /proc/self/make-it-fail
 
