@@ -60,7 +60,8 @@ finish() {
 start=$(date +%s)
 shca_need_pkgs build-essential bc bison flex libelf-dev libssl-dev cpio \
 	kmod ccache sparse qemu-system-x86 busybox-static iproute2 xz-utils \
-	gcc-12 pahole python3 linux-source-6.12 gnuplot-nox bsdextrautils
+	gcc-12 pahole python3 linux-source-6.12 gnuplot-nox bsdextrautils \
+	fio nvme-cli nfs-kernel-server nfs-common
 
 # The kernels: built or fetched once, then cached.
 if ! "$SHCA_TOP/scripts/build-kernel.sh" >/dev/null; then

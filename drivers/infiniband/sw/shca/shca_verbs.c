@@ -111,6 +111,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_pkeys = c->max_pkeys;
 	attr->local_ca_ack_delay = c->local_ca_ack_delay;
 	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
 }
