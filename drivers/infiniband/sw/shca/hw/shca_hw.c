@@ -84,6 +84,9 @@ static const struct shca_hw_caps shca_hw_default_caps = {
 	.gid_tbl_len			= 64,
 	.max_mtu			= 4096,
 	.local_ca_ack_delay		= 15,
+	.max_mcast_grp			= 64,
+	.max_mcast_qp_attach		= 8,
+	.max_total_mcast_qp_attach	= 128,
 };
 
 #define SHCA_HW_DEFAULT_PKEY	0xffff
@@ -117,6 +120,8 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_WRITE_MPT]	= "WRITE_MPT",
 	[SHCA_CMD_FREE_MPT]	= "FREE_MPT",
 	[SHCA_CMD_QUERY_COUNTERS] = "QUERY_COUNTERS",
+	[SHCA_CMD_ATTACH_MCAST]	= "ATTACH_MCAST",
+	[SHCA_CMD_DETACH_MCAST]	= "DETACH_MCAST",
 };
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
@@ -139,6 +144,8 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_DROPPED]		= "dropped_packets",
 	[SHCA_CNT_CQ_OVERFLOW]		= "err_cq_overflow",
 	[SHCA_CNT_EQ_OVERFLOW]		= "err_eq_overflow",
+	[SHCA_CNT_MCAST_TX]		= "mcast_tx_packets",
+	[SHCA_CNT_MCAST_RX]		= "mcast_rx_packets",
 };
 
 /**
@@ -219,7 +226,7 @@ struct shca_hw *shca_hw_create(void)
 			   GFP_KERNEL);
 	hw->pkeys = kcalloc(hw->caps->max_pkeys, sizeof(*hw->pkeys),
 			    GFP_KERNEL);
-	if (!hw->gids || !hw->pkeys ||
+	if (!hw->gids || !hw->pkeys || shca_hw_mcast_init(hw) ||
 	    shca_hw_sched_init(hw, shca_hw_req_turn)) {
 		shca_hw_destroy(hw);
 		return NULL;
@@ -245,6 +252,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	shca_hw_cq_fini(hw);
 	shca_hw_eq_fini(hw);
 	shca_hw_mpt_fini(hw);
+	shca_hw_mcast_fini(hw);
 	shca_hw_sched_fini(hw);
 	xa_destroy(&hw->qps);
 	xa_destroy(&hw->cqs);
@@ -286,6 +294,7 @@ static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
 	case SHCA_CMD_DESTROY_SRQ:
 	case SHCA_CMD_DESTROY_QP:
 	case SHCA_CMD_FREE_MPT:
+	case SHCA_CMD_DETACH_MCAST:
 		return false;
 	default:
 		return true;
@@ -518,6 +527,14 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		might_sleep();
 		mutex_lock(&hw->cmd_mutex);
 		status = shca_hw_qp_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
+	case SHCA_CMD_ATTACH_MCAST:
+	case SHCA_CMD_DETACH_MCAST:
+		/* Under the mutex: a destroy's hide comes before or after. */
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_mcast_cmd(hw, cmd);
 		mutex_unlock(&hw->cmd_mutex);
 		return status;
 	case SHCA_CMD_MODIFY_QP:

@@ -15,6 +15,7 @@
  *   engine_paused, engine_step  pause and single-step the execution units
  *   next_qpn                    the cyclic QPN search's cursor
  *   eq, eq_limit                the event queue's mirror and test limit
+ *   mcast                       read-only mirror of the multicast groups
  *   windows/<name>/             the race windows
  *
  * Lock order: the files take the locks of the functions they call, and
@@ -58,6 +59,9 @@ static int shca_hw_caps_show(struct seq_file *s, void *unused)
 		{ "gid_tbl_len", c->gid_tbl_len },
 		{ "max_mtu", c->max_mtu },
 		{ "local_ca_ack_delay", c->local_ca_ack_delay },
+		{ "max_mcast_grp", c->max_mcast_grp },
+		{ "max_mcast_qp_attach", c->max_mcast_qp_attach },
+		{ "max_total_mcast_qp_attach", c->max_total_mcast_qp_attach },
 	};
 	int i;
 
@@ -78,6 +82,13 @@ static int shca_hw_cmd_counts_show(struct seq_file *s, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(shca_hw_cmd_counts);
+
+static int shca_hw_mcast_show(struct seq_file *s, void *unused)
+{
+	shca_hw_mcast_dump(s->private, s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(shca_hw_mcast);
 
 static int shca_hw_fail_cmd_once_get(void *data, u64 *val)
 {
@@ -249,6 +260,7 @@ void shca_hw_debugfs_init(struct shca_hw *hw, struct dentry *dir)
 	debugfs_create_file_unsafe("next_qpn", 0600, dir, hw,
 				   &shca_hw_next_qpn_fops);
 	debugfs_create_file("eq", 0400, dir, hw, &shca_hw_eq_fops);
+	debugfs_create_file("mcast", 0400, dir, hw, &shca_hw_mcast_fops);
 	debugfs_create_file_unsafe("eq_limit", 0600, dir, hw,
 				   &shca_hw_eq_limit_fops);
 	shca_hw_debugfs_windows(hw, dir);

@@ -50,6 +50,9 @@
  * @gid_tbl_len: entries in the GID table
  * @max_mtu: largest path MTU, in bytes
  * @local_ca_ack_delay: the ACK delay the device reports, as 4.096us * 2^n
+ * @max_mcast_grp: multicast groups in the group table
+ * @max_mcast_qp_attach: QPs attached to one multicast group
+ * @max_total_mcast_qp_attach: QP attachments over all groups
  */
 struct shca_hw_caps {
 	u64 max_mr_size;
@@ -76,6 +79,9 @@ struct shca_hw_caps {
 	u16 gid_tbl_len;
 	u32 max_mtu;
 	u8 local_ca_ack_delay;
+	u32 max_mcast_grp;
+	u32 max_mcast_qp_attach;
+	u32 max_total_mcast_qp_attach;
 };
 
 /**
@@ -88,6 +94,8 @@ struct shca_hw_caps {
  * @SHCA_HW_BAD_STATE: the object is not in a state that allows the command
  * @SHCA_HW_BUSY: the object is still in use
  * @SHCA_HW_INJECTED: the command failed because a test asked it to
+ * @SHCA_HW_EXISTS: the entry the command would add is already there
+ * @SHCA_HW_NOT_FOUND: the entry the command would remove is not there
  * @SHCA_HW_NUM_STATUS: number of status codes
  */
 enum shca_hw_status {
@@ -99,6 +107,8 @@ enum shca_hw_status {
 	SHCA_HW_BAD_STATE,
 	SHCA_HW_BUSY,
 	SHCA_HW_INJECTED,
+	SHCA_HW_EXISTS,
+	SHCA_HW_NOT_FOUND,
 	SHCA_HW_NUM_STATUS,
 };
 
@@ -131,6 +141,8 @@ enum shca_hw_status {
  * @SHCA_CMD_WRITE_MPT: make an MPT entry valid with a translation
  * @SHCA_CMD_FREE_MPT: release an MPT entry, waiting out its users
  * @SHCA_CMD_QUERY_COUNTERS: read the device's counters
+ * @SHCA_CMD_ATTACH_MCAST: attach a UD QP to a multicast group
+ * @SHCA_CMD_DETACH_MCAST: detach a UD QP from a multicast group
  * @SHCA_CMD_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_opcode {
@@ -161,6 +173,8 @@ enum shca_hw_opcode {
 	SHCA_CMD_WRITE_MPT,
 	SHCA_CMD_FREE_MPT,
 	SHCA_CMD_QUERY_COUNTERS,
+	SHCA_CMD_ATTACH_MCAST,
+	SHCA_CMD_DETACH_MCAST,
 	SHCA_CMD_NUM_OPCODES,
 };
 
@@ -212,6 +226,8 @@ struct shca_hw_gid_entry {
 #define SHCA_HW_QPN_MASK		0xffffff
 #define SHCA_HW_GSI_QPN			1
 #define SHCA_HW_FIRST_QPN		2
+/* The destination QPN of a UD send to a multicast group */
+#define SHCA_HW_MCAST_QPN		0xffffff
 
 /* MR and QP access rights, as the device checks them */
 #define SHCA_ACCESS_LOCAL_WRITE		BIT(0)
@@ -583,6 +599,8 @@ struct shca_hw_mpt_write {
  * @SHCA_CNT_DROPPED: unreliable packets dropped
  * @SHCA_CNT_CQ_OVERFLOW: CQ overflows
  * @SHCA_CNT_EQ_OVERFLOW: EQ overflows
+ * @SHCA_CNT_MCAST_TX: UD sends to a multicast group
+ * @SHCA_CNT_MCAST_RX: multicast copies received into a receive WQE
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -605,6 +623,8 @@ enum shca_hw_counter {
 	SHCA_CNT_DROPPED,
 	SHCA_CNT_CQ_OVERFLOW,
 	SHCA_CNT_EQ_OVERFLOW,
+	SHCA_CNT_MCAST_TX,
+	SHCA_CNT_MCAST_RX,
 	SHCA_CNT_NUM,
 };
 
@@ -613,7 +633,7 @@ enum shca_hw_counter {
  * @opcode: which command
  * @port: the port it addresses, from 1, where it addresses one
  * @index: the table index or object number it addresses, where it
- *	addresses one
+ *	addresses one (the QPN, for ATTACH_MCAST and DETACH_MCAST)
  * @mask: for MODIFY_QP, which attributes to write (SHCA_QP_ATTR_*)
  * @in: parameters, by opcode
  * @in.port: for SET_PORT
@@ -630,6 +650,8 @@ enum shca_hw_counter {
  * @in.qp_attr: for MODIFY_QP
  * @in.mpt_alloc: for ALLOC_MPT
  * @in.mpt: for WRITE_MPT
+ * @in.mgid: for ATTACH_MCAST and DETACH_MCAST: the group's GID, an IPv6
+ *	multicast address (ff00::/8) or an IPv4-mapped one (224.0.0.0/4)
  * @out: results, by opcode
  * @out.caps: for QUERY_CAPS
  * @out.port: for QUERY_PORT
@@ -667,6 +689,7 @@ struct shca_hw_cmd {
 		struct shca_hw_qp_attr qp_attr;
 		struct shca_hw_mpt_alloc mpt_alloc;
 		struct shca_hw_mpt_write mpt;
+		u8 mgid[SHCA_HW_GID_LEN];
 	} in;
 	union {
 		struct shca_hw_caps caps;

@@ -7,18 +7,23 @@
  * cabled to.  A message is routed by destination GID to the device on the
  * sender's segment whose GID table holds it and whose port is up, then by
  * QPN to the QP; it never touches a netdev.  Loopback on one device is the
- * same path.  The fabric also builds the headers a UD receive starts
+ * same path.  A UD send to QPN 0xffffff with a multicast destination GID
+ * goes to every QP attached to that group (shca_hw_mcast.c) on every
+ * device on the sender's segment with its port up, the sender's own QP
+ * excepted.  The fabric also builds the headers a UD receive starts
  * with: a GRH for RoCE v1, an IPv6 or IPv4 header for RoCE v2.
  *
  * Lock order: shca_fabric_lock (read side while routing) comes after the
  * sender's turn_mutex and before any QP, CQ or EQ lock; under it a
- * device's shca_hw.lock (its port and GID table) and the QP table's
- * xarray lock are taken, and nothing else.  Routing holds no lock of the
+ * device's shca_hw.lock (its port and GID table), its shca_hw.mcast_lock
+ * (its multicast groups) and the QP table's xarray lock are taken, and
+ * nothing else.  Routing holds no lock of the
  * sending QP.
  */
 #include <asm/checksum.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 
@@ -99,6 +104,17 @@ bool shca_hw_fabric_source(struct shca_hw *hw, const struct shca_hw_av *av,
 	return ok;
 }
 
+static bool shca_hw_on_segment(struct shca_hw *hw, u64 segment)
+{
+	unsigned long flags;
+	bool on;
+
+	spin_lock_irqsave(&hw->lock, flags);
+	on = hw->port.link_up && hw->port.segment == segment;
+	spin_unlock_irqrestore(&hw->lock, flags);
+	return on;
+}
+
 static bool shca_hw_owns_gid(struct shca_hw *hw, const u8 *gid, u64 segment)
 {
 	unsigned long flags;
@@ -139,6 +155,65 @@ struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
 	}
 	read_unlock(&shca_fabric_lock);
 	return qp;
+}
+
+/* Members of @mgid on every device of @segment, up to @max, held. */
+static u32 shca_hw_fabric_mcast_fill(const u8 *mgid, u64 segment,
+				     const struct shca_hw_qp *src,
+				     struct shca_hw_qp **qps, u32 max)
+{
+	struct shca_hw *hw;
+	u32 n = 0;
+
+	read_lock(&shca_fabric_lock);
+	list_for_each_entry(hw, &shca_fabric, fabric_node) {
+		if (!shca_hw_on_segment(hw, segment))
+			continue;
+		if (qps)
+			n += shca_hw_mcast_collect(hw, mgid, src, qps + n,
+						   max - n);
+		else
+			n += shca_hw_mcast_count(hw, mgid);
+	}
+	read_unlock(&shca_fabric_lock);
+	return n;
+}
+
+/**
+ * shca_hw_fabric_mcast() - find the QPs a multicast message is for
+ * @mgid: the destination group
+ * @segment: the sender's segment
+ * @src: the sending QP, which gets no copy
+ * @qps: set to an array of the QPs, each referenced (shca_hw_qp_put()),
+ *	which the caller frees with kfree(); NULL when there are none
+ *
+ * The members are counted, room for them allocated with no lock held,
+ * and then collected: a QP attached in between may miss the message, as
+ * it may on a real fabric.  When memory runs out, nobody gets a copy.
+ * Process context: the allocation may sleep.
+ *
+ * Return: the number of QPs in @qps.
+ */
+u32 shca_hw_fabric_mcast(const u8 *mgid, u64 segment,
+			 const struct shca_hw_qp *src,
+			 struct shca_hw_qp ***qps)
+{
+	u32 n;
+
+	might_sleep();
+	*qps = NULL;
+	n = shca_hw_fabric_mcast_fill(mgid, segment, src, NULL, 0);
+	if (!n)
+		return 0;
+	*qps = kmalloc_array(n, sizeof(**qps), GFP_KERNEL | __GFP_NOWARN);
+	if (!*qps)
+		return 0;
+	n = shca_hw_fabric_mcast_fill(mgid, segment, src, *qps, n);
+	if (!n) {
+		kfree(*qps);
+		*qps = NULL;
+	}
+	return n;
 }
 
 /**

@@ -18,6 +18,8 @@
  *   shca_hw_cq.write_mutex  (cq: the one CQE writer of a CQ; never two at
  *                            once)
  *   shca_fabric_lock        (fabric: read side; the list of devices)
+ *   shca_hw.mcast_lock      (mcast: the multicast group table; only the
+ *                            QP table's xarray lock is taken under it)
  *   shca_hw_qp.lock         (qp: one QP context)
  *   shca_hw_srq.lock        (srq: one SRQ context)
  *   shca_hw_cq.lock         (cq: one CQ context and its ring)
@@ -104,6 +106,7 @@ struct shca_hw_window {
 	wait_queue_head_t wait;
 };
 
+struct seq_file;
 struct shca_hw_qp;
 
 /**
@@ -310,6 +313,22 @@ struct shca_hw_qp {
 };
 
 /**
+ * struct shca_hw_mcg - one multicast group table entry
+ * @mgid: the group's GID
+ * @nr: QPs attached; 0 for a free entry
+ * @members: the attached QPs, @nr of them in order of attachment, each
+ *	by QPN and generation; room for the max_mcast_qp_attach capability
+ */
+struct shca_hw_mcg {
+	u8 mgid[SHCA_HW_GID_LEN];
+	u32 nr;
+	struct shca_hw_mcg_member {
+		u32 qpn;
+		u32 gen;
+	} *members;
+};
+
+/**
  * struct shca_hw - one modeled HCA
  * @caps: the capability table the device reports: @own_caps
  * @own_caps: the table, as the module parameters set it at power-on
@@ -325,6 +344,9 @@ struct shca_hw_qp {
  * @cmd_count: commands executed, by opcode
  * @counters: device counters, by enum shca_hw_counter
  * @fabric_node: entry in the fabric's device list
+ * @mcast_lock: guards @mcgs, their members and @mcast_attached
+ * @mcgs: the multicast group table, @caps->max_mcast_grp entries
+ * @mcast_attached: QP attachments over all of @mcgs
  * @qps: the QP context table, by QPN
  * @next_qpn: where the cyclic QPN search starts
  * @qp_gen: generation of the QP created last; it names no QPN, so the
@@ -372,6 +394,9 @@ struct shca_hw {
 	atomic64_t cmd_count[SHCA_CMD_NUM_OPCODES];
 	atomic64_t counters[SHCA_CNT_NUM];
 	struct list_head fabric_node;
+	spinlock_t mcast_lock;	/* guards the multicast group table */
+	struct shca_hw_mcg *mcgs;
+	u32 mcast_attached;
 
 	struct xarray qps;
 	u32 next_qpn;
@@ -552,6 +577,7 @@ struct shca_hw_src {
  *	or atomic result goes
  * @len: payload or read length
  * @qkey: the Q_Key it carries, for UD
+ * @mcast: a copy of a UD send to a multicast group
  */
 struct shca_hw_msg {
 	struct shca_hw_qp *src_qp;
@@ -561,6 +587,7 @@ struct shca_hw_msg {
 	struct shca_hw_mem *local;
 	u64 len;
 	u32 qkey;
+	bool mcast;
 };
 
 /* What the requester learns about its WQE. */
@@ -579,6 +606,22 @@ bool shca_hw_fabric_source(struct shca_hw *hw, const struct shca_hw_av *av,
 struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
 					u64 segment);
 void shca_hw_fabric_grh(u8 *buf, const struct shca_hw_msg *m, const u8 *dgid);
+u32 shca_hw_fabric_mcast(const u8 *mgid, u64 segment,
+			 const struct shca_hw_qp *src,
+			 struct shca_hw_qp ***qps);
+
+/* shca_hw_mcast.c */
+int shca_hw_mcast_init(struct shca_hw *hw);
+void shca_hw_mcast_fini(struct shca_hw *hw);
+enum shca_hw_status shca_hw_mcast_cmd(struct shca_hw *hw,
+				      struct shca_hw_cmd *cmd);
+bool shca_hw_gid_is_mcast(const u8 *gid);
+void shca_hw_mcast_purge(struct shca_hw *hw, u32 qpn);
+u32 shca_hw_mcast_count(struct shca_hw *hw, const u8 *mgid);
+u32 shca_hw_mcast_collect(struct shca_hw *hw, const u8 *mgid,
+			  const struct shca_hw_qp *src,
+			  struct shca_hw_qp **qps, u32 max);
+void shca_hw_mcast_dump(struct shca_hw *hw, struct seq_file *s);
 
 /* shca_hw_resp.c */
 u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,

@@ -16,7 +16,8 @@
  * requester and the responder call in here, never the other way round.
  * Fencing a QP (RESET, destroy) cancels its turn, waits for whoever runs
  * it, and waits out any inbound message its responder is handling; after
- * that nothing is written for it.
+ * that nothing is written for it.  Destroy and RESET also take the QP out
+ * of every multicast group (shca_hw_mcast.c).
  *
  * Lock order: shca_hw.cmd_mutex (create; destroy only to hide and erase),
  * then shca_hw_qp.modify_mutex (never under cmd_mutex), then
@@ -450,12 +451,15 @@ static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
 	}
 	spin_unlock_irq(&qp->lock);
 
-	if (next == SHCA_QPS_RESET)
+	if (next == SHCA_QPS_RESET) {
 		shca_hw_qp_fence(qp);
-	else if (next == SHCA_QPS_ERR)
+		/* A reset QP is in no multicast group (Documentation/model.rst). */
+		shca_hw_mcast_purge(hw, qp->qpn);
+	} else if (next == SHCA_QPS_ERR) {
 		shca_hw_sched_kick_now(qp);
-	else if (next != cur || next == SHCA_QPS_RTS)
+	} else if (next != cur || next == SHCA_QPS_RTS) {
 		shca_hw_sched_kick(qp);
+	}
 	mutex_unlock(&qp->modify_mutex);
 	shca_hw_qp_put(qp);
 	return SHCA_HW_OK;
@@ -499,6 +503,9 @@ static struct shca_hw_qp *shca_hw_qp_hide(struct shca_hw *hw, u32 qpn)
 	if (qp)
 		__xa_store(&hw->qps, qpn, NULL, 0);
 	xa_unlock_irq(&hw->qps);
+	/* No ATTACH_MCAST finds it now: it leaves its groups for good. */
+	if (qp)
+		shca_hw_mcast_purge(hw, qpn);
 	return qp;
 }
 

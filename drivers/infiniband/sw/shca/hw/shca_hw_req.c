@@ -6,7 +6,8 @@
  * doorbell's caller as the scheduler (shca_hw_sched.c) decides, takes
  * send WQEs in order and executes each to the end - local checks, routing
  * (shca_hw_fabric.c), the peer's responder (shca_hw_resp.c), the reply -
- * and completes it before taking the next.  Because one WQE is finished
+ * and completes it before taking the next.  A UD send to a multicast
+ * group runs each member's responder in turn.  Because one WQE is finished
  * before the next starts, a fenced WQE never has an RDMA read or atomic
  * of its own QP in flight ahead of it.  RNR and transport retries put the
  * turn back in the scheduler's queue with a delay.  A QP in ERR or SQE is
@@ -19,6 +20,8 @@
  */
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 
 #include "shca_hw_int.h"
 
@@ -50,6 +53,31 @@ static bool shca_hw_opcode_ok(const struct shca_hw_qp *qp, u32 opcode)
 	default:
 		return false;
 	}
+}
+
+/*
+ * A UD send to a multicast group: one copy to each member the fabric
+ * finds, each member's responder taking or dropping it as it would a
+ * unicast UD message.  The requester hears nothing from any of them.
+ */
+static void shca_hw_send_mcast(struct shca_hw_qp *qp, struct shca_hw_msg *m,
+			       struct shca_hw_result *res)
+{
+	struct shca_hw_result ignored;
+	struct shca_hw_qp **dqps;
+	u32 i, n;
+
+	m->mcast = true;
+	n = shca_hw_fabric_mcast(m->av->dgid, m->src.segment, qp, &dqps);
+	for (i = 0; i < n; i++) {
+		memset(&ignored, 0, sizeof(ignored));
+		shca_hw_respond(dqps[i], m, &ignored);
+		shca_hw_qp_put(dqps[i]);
+	}
+	kfree(dqps);
+	shca_hw_count(qp->hw, SHCA_CNT_MCAST_TX);
+	shca_hw_count_add(qp->hw, SHCA_CNT_TX_BYTES, m->len);
+	res->byte_len = m->len;
 }
 
 /* Execute one send WQE from start to finish.  No QP lock is held. */
@@ -112,6 +140,12 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 		goto out;
 	}
 
+	if (routable && qp->type == SHCA_QPT_UD &&
+	    (w->ud.remote_qpn & SHCA_HW_QPN_MASK) == SHCA_HW_MCAST_QPN &&
+	    shca_hw_gid_is_mcast(m.av->dgid)) {
+		shca_hw_send_mcast(qp, &m, res);
+		goto out;
+	}
 	dqp = NULL;
 	if (routable)
 		dqp = shca_hw_fabric_route(m.av->dgid,

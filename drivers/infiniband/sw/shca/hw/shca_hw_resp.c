@@ -159,6 +159,8 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 	}
 	shca_hw_mem_release(&dst);
 	shca_hw_count_add(qp->hw, SHCA_CNT_RX_BYTES, m->len);
+	if (m->mcast)
+		shca_hw_count(qp->hw, SHCA_CNT_MCAST_RX);
 
 	if (w->opcode == SHCA_WQE_SEND_INV) {
 		if (shca_hw_mpt_invalidate(qp->hw, qp->pdn, w->imm_inv, true)) {

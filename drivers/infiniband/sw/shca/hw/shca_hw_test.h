@@ -72,6 +72,10 @@ int shca_hw_injected_cmd_failure(struct shca_hw *hw);
 u64 shca_hw_cmd_count(struct shca_hw *hw, enum shca_hw_opcode opcode);
 const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw);
 
+/* The multicast group table (shca_hw_mcast.c) */
+u32 shca_hw_mcast_groups(struct shca_hw *hw);
+u32 shca_hw_mcast_groups_of(struct shca_hw *hw, u32 qpn);
+
 /* The event queue (shca_hw_eq.c) */
 void shca_hw_eq_set_limit(struct shca_hw *hw, u32 limit);
 void shca_hw_eq_query(struct shca_hw *hw, struct shca_hw_eq_state *st);
