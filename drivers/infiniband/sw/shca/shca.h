@@ -193,6 +193,10 @@ struct shca_cq {
  * @max_inline: inline bytes per send
  * @ref: held by the interrupt handler while it calls into the consumer
  * @free: completed when @ref drops to zero
+ * @mcast_mutex: serialises the QP's attach and detach verbs, and a modify
+ *	to RESET against them
+ * @mcast: the multicast groups ib_core counts the QP in, struct
+ *	shca_mcast by @node
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -212,6 +216,25 @@ struct shca_qp {
 	u32 max_inline;
 	refcount_t ref;
 	struct completion free;
+	struct mutex mcast_mutex;	/* attach, detach, reset */
+	struct list_head mcast;
+};
+
+/**
+ * struct shca_mcast - a multicast group a QP was attached to
+ * @node: on &shca_qp.mcast
+ * @mgid: the group
+ * @users: attachments ib_core counted (in the QP's usecnt) and no detach
+ *	has undone yet
+ * @attached: the device has the QP in the group; a RESET takes it out
+ *	of every group, and the detach that ib_core still owes then only
+ *	drops the entry
+ */
+struct shca_mcast {
+	struct list_head node;
+	u8 mgid[SHCA_HW_GID_LEN];
+	u32 users;
+	bool attached;
 };
 
 /**
@@ -416,6 +439,8 @@ u32 shca_cq_sweep_ring(struct shca_hw_cqe *ring, u32 log_depth, u32 ci,
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata);
 int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata);
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -21,6 +21,8 @@ static const int shca_status_errno[SHCA_HW_NUM_STATUS] = {
 	[SHCA_HW_BAD_STATE]	= -EINVAL,
 	[SHCA_HW_BUSY]		= -EBUSY,
 	[SHCA_HW_INJECTED]	= -EIO,
+	[SHCA_HW_EXISTS]	= -EEXIST,
+	[SHCA_HW_NOT_FOUND]	= -ENOENT,
 };
 
 /**
@@ -63,6 +65,8 @@ VISIBLE_IF_KUNIT int shca_cmd_exec(struct shca_dev *sdev,
 	case SHCA_HW_BAD_STATE:
 	case SHCA_HW_BUSY:
 	case SHCA_HW_INJECTED:
+	case SHCA_HW_EXISTS:
+	case SHCA_HW_NOT_FOUND:
 		shca_dbg(sdev, "command %s: status %d\n",
 			 shca_hw_opcode_name(cmd->opcode), status);
 		break;
@@ -585,6 +589,49 @@ int shca_cmd_destroy_qp(struct shca_dev *sdev, u32 qpn)
 {
 	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_DESTROY_QP, .index = qpn };
 
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_attach_mcast() - attach a UD QP to a multicast group
+ * @sdev: the device
+ * @qpn: the QP
+ * @mgid: the group's GID, SHCA_HW_GID_LEN bytes
+ *
+ * Return: 0; -EINVAL for a GID that is not multicast, a QP that is not UD
+ * or a QPN no QP holds; -EEXIST if the QP is in the group already;
+ * -ENOMEM when the group, the group table or the device's attachments
+ * are full; or another negative errno.
+ */
+int shca_cmd_attach_mcast(struct shca_dev *sdev, u32 qpn, const u8 *mgid)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_ATTACH_MCAST,
+		.index = qpn,
+	};
+
+	memcpy(cmd.in.mgid, mgid, sizeof(cmd.in.mgid));
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_detach_mcast() - detach a UD QP from a multicast group
+ * @sdev: the device
+ * @qpn: the QP
+ * @mgid: the group's GID, SHCA_HW_GID_LEN bytes
+ *
+ * Return: 0; -EINVAL for a GID that is not multicast, a QP that is not UD
+ * or a QPN no QP holds; -ENOENT if the QP is not in the group; or another
+ * negative errno.
+ */
+int shca_cmd_detach_mcast(struct shca_dev *sdev, u32 qpn, const u8 *mgid)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_DETACH_MCAST,
+		.index = qpn,
+	};
+
+	memcpy(cmd.in.mgid, mgid, sizeof(cmd.in.mgid));
 	return shca_cmd_exec(sdev, &cmd);
 }
 

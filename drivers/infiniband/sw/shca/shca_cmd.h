@@ -77,6 +77,8 @@ int shca_cmd_modify_qp(struct shca_dev *sdev, u32 qpn,
 int shca_cmd_query_qp(struct shca_dev *sdev, u32 qpn,
 		      struct shca_hw_qp_query *out);
 int shca_cmd_destroy_qp(struct shca_dev *sdev, u32 qpn);
+int shca_cmd_attach_mcast(struct shca_dev *sdev, u32 qpn, const u8 *mgid);
+int shca_cmd_detach_mcast(struct shca_dev *sdev, u32 qpn, const u8 *mgid);
 
 /* The memory protection table */
 int shca_cmd_alloc_mpt(struct shca_dev *sdev,

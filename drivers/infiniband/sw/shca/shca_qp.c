@@ -133,6 +133,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq_lock);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->free);
+	mutex_init(&qp->mcast_mutex);
+	INIT_LIST_HEAD(&qp->mcast);
 	qp->state = IB_QPS_RESET;
 	qp->max_send_sge = max(init->cap.max_send_sge, 1U);
 	qp->max_recv_sge = max(init->cap.max_recv_sge, 1U);
@@ -218,6 +220,20 @@ static void shca_qp_fenced(struct shca_dev *sdev, struct shca_qp *qp)
 	shca_hw_window_pass(sdev->hw, SHCA_WIN_FENCE_SWEEP, qp->qpn);
 }
 
+/* The device took the QP out of its groups: by RESET, or @destroy. */
+static void shca_qp_mcast_forget(struct shca_qp *qp, bool destroy)
+{
+	struct shca_mcast *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &qp->mcast, node) {
+		m->attached = false;
+		if (destroy) {
+			list_del(&m->node);
+			kfree(m);
+		}
+	}
+}
+
 /**
  * shca_destroy_qp() - destroy a queue pair
  * @ibqp: the QP
@@ -248,7 +264,103 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	shca_buf_release(qp->buf, qp->mmap);
 	kvfree(qp->sq.wrid);
 	kvfree(qp->rq.wrid);
+	/* The device took the QP out of its groups with its context. */
+	shca_qp_mcast_forget(qp, true);
+	mutex_destroy(&qp->mcast_mutex);
 	return 0;
+}
+
+static struct shca_mcast *shca_qp_mcast_find(struct shca_qp *qp,
+					     const u8 *mgid)
+{
+	struct shca_mcast *m;
+
+	lockdep_assert_held(&qp->mcast_mutex);
+	list_for_each_entry(m, &qp->mcast, node)
+		if (!memcmp(m->mgid, mgid, sizeof(m->mgid)))
+			return m;
+	return NULL;
+}
+
+/**
+ * shca_attach_mcast() - attach a UD QP to a multicast group
+ * @ibqp: the QP
+ * @gid: the group's GID; ib_core checked that it is multicast
+ * @lid: unused: RoCE has no LIDs
+ *
+ * Return: 0; -EEXIST if the QP is in the group already; -ENOMEM when the
+ * device's group table, the group or its attachments are full; -EINVAL
+ * for a QP that is not UD or a GID that is not multicast.
+ */
+int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct shca_dev *sdev = to_shca_dev(ibqp->device);
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	struct shca_mcast *m, *new = NULL;
+	int err;
+
+	mutex_lock(&qp->mcast_mutex);
+	m = shca_qp_mcast_find(qp, gid->raw);
+	if (!m) {
+		new = kzalloc(sizeof(*new), GFP_KERNEL);
+		if (!new) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memcpy(new->mgid, gid->raw, sizeof(new->mgid));
+		m = new;
+	}
+	err = shca_cmd_attach_mcast(sdev, qp->qpn, gid->raw);
+	if (err) {
+		shca_qp_dbg(qp, "attach to %pI6c refused: %d\n", gid->raw, err);
+		kfree(new);
+		goto out;
+	}
+	if (new)
+		list_add_tail(&new->node, &qp->mcast);
+	m->attached = true;
+	m->users++;
+out:
+	mutex_unlock(&qp->mcast_mutex);
+	return err;
+}
+
+/**
+ * shca_detach_mcast() - detach a UD QP from a multicast group
+ * @ibqp: the QP
+ * @gid: the group's GID
+ * @lid: unused: RoCE has no LIDs
+ *
+ * After a RESET, which took the QP out of every group, the detach of a
+ * group it was attached to succeeds without a device command: ib_core
+ * still counts the attachment.
+ *
+ * Return: 0; -ENOENT if the QP is not in the group; -EINVAL for a QP that
+ * is not UD or a GID that is not multicast.
+ */
+int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct shca_dev *sdev = to_shca_dev(ibqp->device);
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	struct shca_mcast *m;
+	int err = 0;
+
+	mutex_lock(&qp->mcast_mutex);
+	m = shca_qp_mcast_find(qp, gid->raw);
+	if (!m || m->attached)
+		err = shca_cmd_detach_mcast(sdev, qp->qpn, gid->raw);
+	if (err) {
+		shca_qp_dbg(qp, "detach from %pI6c refused: %d\n", gid->raw,
+			    err);
+	} else if (m) {
+		m->attached = false;
+		if (!--m->users) {
+			list_del(&m->node);
+			kfree(m);
+		}
+	}
+	mutex_unlock(&qp->mcast_mutex);
+	return err;
 }
 
 /* The device's attributes for ib_core's, and the mask of those written. */
@@ -418,7 +530,15 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = shca_modify_to_hw(sdev, qp, attr, mask, &hw_attr, &hw_mask);
 	if (err)
 		return err;
+	/* RESET leaves no group: no attach may slip in between. */
+	if (next == IB_QPS_RESET)
+		mutex_lock(&qp->mcast_mutex);
 	err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr, hw_mask);
+	if (next == IB_QPS_RESET) {
+		if (!err)
+			shca_qp_mcast_forget(qp, false);
+		mutex_unlock(&qp->mcast_mutex);
+	}
 	if (err)
 		return err;
 	WRITE_ONCE(qp->state, next);

@@ -109,6 +109,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_ah = c->max_ah;
 	attr->max_fast_reg_page_list_len = c->max_fast_reg_page_list_len;
 	attr->max_pkeys = c->max_pkeys;
+	attr->max_mcast_grp = c->max_mcast_grp;
+	attr->max_mcast_qp_attach = c->max_mcast_qp_attach;
+	attr->max_total_mcast_qp_attach = c->max_total_mcast_qp_attach;
 	attr->local_ca_ack_delay = c->local_ca_ack_delay;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
