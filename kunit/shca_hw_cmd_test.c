@@ -266,6 +266,8 @@ static const struct shca_errno_case shca_errno_cases[] = {
 	{ SHCA_HW_BAD_STATE, -EINVAL },
 	{ SHCA_HW_BUSY, -EBUSY },
 	{ SHCA_HW_INJECTED, -EIO },
+	{ SHCA_HW_EXISTS, -EEXIST },
+	{ SHCA_HW_NOT_FOUND, -ENOENT },
 	{ SHCA_HW_NUM_STATUS, -EIO },
 	{ -1, -EIO },
 };

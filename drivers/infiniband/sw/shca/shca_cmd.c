@@ -613,6 +613,7 @@ int shca_cmd_attach_mcast(struct shca_dev *sdev, u32 qpn, const u8 *mgid)
 	memcpy(cmd.in.mgid, mgid, sizeof(cmd.in.mgid));
 	return shca_cmd_exec(sdev, &cmd);
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_attach_mcast);
 
 /**
  * shca_cmd_detach_mcast() - detach a UD QP from a multicast group
@@ -634,6 +635,7 @@ int shca_cmd_detach_mcast(struct shca_dev *sdev, u32 qpn, const u8 *mgid)
 	memcpy(cmd.in.mgid, mgid, sizeof(cmd.in.mgid));
 	return shca_cmd_exec(sdev, &cmd);
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_cmd_detach_mcast);
 
 /**
  * shca_cmd_alloc_mpt() - allocate a memory protection table entry
