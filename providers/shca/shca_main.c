@@ -169,12 +169,27 @@ static int shca_destroy_ah(struct ibv_ah *ibah)
 	return ret;
 }
 
+/* --- multicast: the kernel keeps the groups ---------------------------- */
+
+static int shca_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			     uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(qp, gid, lid);
+}
+
+static int shca_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			     uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(qp, gid, lid);
+}
+
 /* --- the provider ------------------------------------------------------ */
 
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_pd = shca_alloc_pd,
+	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
@@ -186,6 +201,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.destroy_srq = shca_destroy_srq,
+	.detach_mcast = shca_detach_mcast,
 	.free_context = shca_free_context,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
