@@ -221,6 +221,22 @@ static int ks_step_qp_query(void)
 	return err;
 }
 
+/* A UD QP attached to a multicast group, and detached again. */
+static int ks_step_mcast_attach(void)
+{
+	union ib_gid mgid = { .raw = { 0xff, 0x0e, [15] = 0x01 } };
+	struct ib_qp *qp = ks_qp(IB_QPT_UD, NULL);
+	int err;
+
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	err = ib_attach_mcast(qp, &mgid, 0);
+	if (!err)
+		err = ib_detach_mcast(qp, &mgid, 0);
+	ib_destroy_qp(qp);
+	return err;
+}
+
 static struct ib_srq *ks_srq(void)
 {
 	struct ib_srq_init_attr init = {
@@ -307,6 +323,7 @@ static const struct {
 	{ "qp_srq", ks_step_qp_srq },
 	{ "qp_modify", ks_step_qp_modify },
 	{ "qp_query", ks_step_qp_query },
+	{ "mcast_attach", ks_step_mcast_attach },
 	{ "srq", ks_step_srq },
 	{ "srq_modify", ks_step_srq_modify },
 	{ "srq_query", ks_step_srq_query },

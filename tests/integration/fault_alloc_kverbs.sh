@@ -27,7 +27,7 @@ base=$(res_summary shca0)
 echo "rdma res: $base"
 
 total_steps=0 total_failed=0 total_tolerated=0 total_slab=0 total_page=0
-for step in pd dma_mr fr_mr ah cq qp_rc qp_uc qp_ud qp_srq srq; do
+for step in pd dma_mr fr_mr ah cq qp_rc qp_uc qp_ud qp_srq srq mcast_attach; do
 	failed=0 tolerated=0 slab_sum=0 page_sum=0 errs=''
 	for n in $(seq 1 200); do
 		fault_injected; before_slab=$slab before_page=$page

@@ -52,6 +52,7 @@ verb() {
 	MODIFY_QP) kstep qp_modify ;;
 	# create_qp reads the context back: the create fails, and cleans up.
 	QUERY_QP) kstep qp_query ;;
+	ATTACH_MCAST) kstep mcast_attach ;;
 	ALLOC_MPT) kstep fr_mr ;;
 	# ib_alloc_pd() takes a DMA MR, which writes its MPT entry.
 	WRITE_MPT) kstep dma_mr ;;
@@ -102,7 +103,7 @@ echo $((4294967296 + qport)) > $knob 2>/dev/null && fail "2^32 + $qport accepted
 # Issued only while the device is being created, before its debugfs
 # directory (and so the knob) exists: nothing after probe reaches them.
 probe_only="QUERY_CAPS CREATE_EQ"
-releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT"
+releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT DETACH_MCAST"
 
 base=$(res_summary shca0)
 tested=0
@@ -134,7 +135,7 @@ for op in $ops; do
 	tested=$((tested + 1))
 done
 nops=$(echo $ops | wc -w)
-[ $tested -eq $((nops - 8)) ] || fail "$tested of $nops opcodes tested"
+[ $tested -eq $((nops - $(echo $releases $probe_only | wc -w))) ] || fail "$tested of $nops opcodes tested"
 rmmod shca_kstep
 rdma link delete shca0
 echo "$tested opcodes failed once each, $(echo $releases | wc -w) refused," \
