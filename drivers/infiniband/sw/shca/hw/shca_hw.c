@@ -534,7 +534,7 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		/* Under the mutex: a destroy's hide comes before or after. */
 		might_sleep();
 		mutex_lock(&hw->cmd_mutex);
-		status = shca_hw_mcast_cmd(hw, cmd);
+		status = shca_hw_qp_cmd(hw, cmd);
 		mutex_unlock(&hw->cmd_mutex);
 		return status;
 	case SHCA_CMD_MODIFY_QP:

@@ -16,8 +16,8 @@
  * Lock order: shca_fabric_lock (read side while routing) comes after the
  * sender's turn_mutex and before any QP, CQ or EQ lock; under it a
  * device's shca_hw.lock (its port and GID table), its shca_hw.mcast_lock
- * (its multicast groups) and the QP table's xarray lock are taken, and
- * nothing else.  Routing holds no lock of the
+ * (its multicast groups) and the QP table's xarray lock are taken, one at
+ * a time, and nothing else.  Routing holds no lock of the
  * sending QP.
  */
 #include <asm/checksum.h>
@@ -157,23 +157,40 @@ struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
 	return qp;
 }
 
-/* Members of @mgid on every device of @segment, up to @max, held. */
+/*
+ * Without @qps, count the members of @mgid on every device of @segment.
+ * With it, hold up to @max of them but @src in @qps, going through
+ * @members, room for @max, for each device's list.
+ */
 static u32 shca_hw_fabric_mcast_fill(const u8 *mgid, u64 segment,
 				     const struct shca_hw_qp *src,
+				     struct shca_hw_mcg_member *members,
 				     struct shca_hw_qp **qps, u32 max)
 {
+	struct shca_hw_qp *qp;
 	struct shca_hw *hw;
-	u32 n = 0;
+	u32 i, k, n = 0;
 
 	read_lock(&shca_fabric_lock);
 	list_for_each_entry(hw, &shca_fabric, fabric_node) {
 		if (!shca_hw_on_segment(hw, segment))
 			continue;
-		if (qps)
-			n += shca_hw_mcast_collect(hw, mgid, src, qps + n,
-						   max - n);
-		else
+		if (!qps) {
 			n += shca_hw_mcast_count(hw, mgid);
+			continue;
+		}
+		k = shca_hw_mcast_collect(hw, mgid, members, max - n);
+		for (i = 0; i < k; i++) {
+			qp = shca_hw_qp_get(hw, members[i].qpn);
+			if (!qp)
+				continue;
+			/* A newer QP with the QPN is no member. */
+			if (qp == src || qp->gen != members[i].gen) {
+				shca_hw_qp_put(qp);
+				continue;
+			}
+			qps[n++] = qp;
+		}
 	}
 	read_unlock(&shca_fabric_lock);
 	return n;
@@ -198,17 +215,23 @@ u32 shca_hw_fabric_mcast(const u8 *mgid, u64 segment,
 			 const struct shca_hw_qp *src,
 			 struct shca_hw_qp ***qps)
 {
+	struct shca_hw_mcg_member *members;
 	u32 n;
 
 	might_sleep();
 	*qps = NULL;
-	n = shca_hw_fabric_mcast_fill(mgid, segment, src, NULL, 0);
+	n = shca_hw_fabric_mcast_fill(mgid, segment, src, NULL, NULL, 0);
 	if (!n)
 		return 0;
 	*qps = kmalloc_array(n, sizeof(**qps), GFP_KERNEL | __GFP_NOWARN);
-	if (!*qps)
-		return 0;
-	n = shca_hw_fabric_mcast_fill(mgid, segment, src, *qps, n);
+	members = kmalloc_array(n, sizeof(*members),
+				GFP_KERNEL | __GFP_NOWARN);
+	if (*qps && members)
+		n = shca_hw_fabric_mcast_fill(mgid, segment, src, members,
+					      *qps, n);
+	else
+		n = 0;
+	kfree(members);
 	if (!n) {
 		kfree(*qps);
 		*qps = NULL;

@@ -18,8 +18,7 @@
  *   shca_hw_cq.write_mutex  (cq: the one CQE writer of a CQ; never two at
  *                            once)
  *   shca_fabric_lock        (fabric: read side; the list of devices)
- *   shca_hw.mcast_lock      (mcast: the multicast group table; only the
- *                            QP table's xarray lock is taken under it)
+ *   shca_hw.mcast_lock      (mcast: the multicast group table; a leaf)
  *   shca_hw_qp.lock         (qp: one QP context)
  *   shca_hw_srq.lock        (srq: one SRQ context)
  *   shca_hw_cq.lock         (cq: one CQ context and its ring)
@@ -313,19 +312,26 @@ struct shca_hw_qp {
 };
 
 /**
+ * struct shca_hw_mcg_member - a QP attached to a multicast group
+ * @qpn: its QPN
+ * @gen: the generation of the QP that attached
+ */
+struct shca_hw_mcg_member {
+	u32 qpn;
+	u32 gen;
+};
+
+/**
  * struct shca_hw_mcg - one multicast group table entry
  * @mgid: the group's GID
  * @nr: QPs attached; 0 for a free entry
- * @members: the attached QPs, @nr of them in order of attachment, each
- *	by QPN and generation; room for the max_mcast_qp_attach capability
+ * @members: the attached QPs, @nr of them in order of attachment; room
+ *	for the max_mcast_qp_attach capability
  */
 struct shca_hw_mcg {
 	u8 mgid[SHCA_HW_GID_LEN];
 	u32 nr;
-	struct shca_hw_mcg_member {
-		u32 qpn;
-		u32 gen;
-	} *members;
+	struct shca_hw_mcg_member *members;
 };
 
 /**
@@ -610,17 +616,18 @@ u32 shca_hw_fabric_mcast(const u8 *mgid, u64 segment,
 			 const struct shca_hw_qp *src,
 			 struct shca_hw_qp ***qps);
 
-/* shca_hw_mcast.c */
+/* shca_hw_mcast.c: a leaf */
 int shca_hw_mcast_init(struct shca_hw *hw);
 void shca_hw_mcast_fini(struct shca_hw *hw);
-enum shca_hw_status shca_hw_mcast_cmd(struct shca_hw *hw,
-				      struct shca_hw_cmd *cmd);
 bool shca_hw_gid_is_mcast(const u8 *gid);
+enum shca_hw_status shca_hw_mcast_attach(struct shca_hw *hw, u32 qpn,
+					 u32 gen, const u8 *mgid);
+enum shca_hw_status shca_hw_mcast_detach(struct shca_hw *hw, u32 qpn,
+					 const u8 *mgid);
 void shca_hw_mcast_purge(struct shca_hw *hw, u32 qpn);
 u32 shca_hw_mcast_count(struct shca_hw *hw, const u8 *mgid);
 u32 shca_hw_mcast_collect(struct shca_hw *hw, const u8 *mgid,
-			  const struct shca_hw_qp *src,
-			  struct shca_hw_qp **qps, u32 max);
+			  struct shca_hw_mcg_member *members, u32 max);
 void shca_hw_mcast_dump(struct shca_hw *hw, struct seq_file *s);
 
 /* shca_hw_resp.c */

@@ -16,11 +16,14 @@
  * so a reissued QPN never finds itself in a group it did not join; the
  * generation makes sure of it even so.
  *
+ * This unit is a leaf: the QP unit runs the commands (it looks the QP up)
+ * and the fabric turns members into QPs.
+ *
  * Lock order: ATTACH_MCAST and DETACH_MCAST run under shca_hw.cmd_mutex;
- * shca_hw.mcast_lock comes after shca_fabric_lock and takes only the QP
- * table's xarray lock under it (shca_hw_qp_get()).
+ * shca_hw.mcast_lock comes after shca_fabric_lock and is a leaf.
  */
 #include <kunit/visibility.h>
+#include <linux/minmax.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -124,88 +127,80 @@ static void shca_hw_mcg_remove(struct shca_hw *hw, struct shca_hw_mcg *g,
 		memset(g->mgid, 0, sizeof(g->mgid));
 }
 
-static enum shca_hw_status shca_hw_mcast_attach(struct shca_hw *hw,
-						struct shca_hw_qp *qp,
-						const u8 *mgid)
+/**
+ * shca_hw_mcast_attach() - put a QP in a group
+ * @hw: the device
+ * @qpn: the QP, a UD QP
+ * @gen: its generation
+ * @mgid: the group, a multicast GID
+ *
+ * Return: SHCA_HW_OK; SHCA_HW_EXISTS if the QP is in the group already;
+ * SHCA_HW_NO_RESOURCES when the group, the table or the device's
+ * attachments are full.
+ */
+enum shca_hw_status shca_hw_mcast_attach(struct shca_hw *hw, u32 qpn,
+					 u32 gen, const u8 *mgid)
 {
 	const struct shca_hw_caps *caps = hw->caps;
+	enum shca_hw_status status = SHCA_HW_OK;
 	struct shca_hw_mcg *g;
+	unsigned long flags;
 	u32 i;
 
-	lockdep_assert_held(&hw->mcast_lock);
+	spin_lock_irqsave(&hw->mcast_lock, flags);
 	g = shca_hw_mcg_find(hw, mgid);
-	if (g && shca_hw_mcg_member(g, qp->qpn) >= 0)
-		return SHCA_HW_EXISTS;
+	if (g && shca_hw_mcg_member(g, qpn) >= 0) {
+		status = SHCA_HW_EXISTS;
+		goto out;
+	}
 	if ((g && g->nr >= caps->max_mcast_qp_attach) ||
-	    hw->mcast_attached >= caps->max_total_mcast_qp_attach)
-		return SHCA_HW_NO_RESOURCES;
+	    hw->mcast_attached >= caps->max_total_mcast_qp_attach) {
+		status = SHCA_HW_NO_RESOURCES;
+		goto out;
+	}
 	for (i = 0; !g && i < caps->max_mcast_grp; i++) {
 		if (!hw->mcgs[i].nr) {
 			g = &hw->mcgs[i];
 			memcpy(g->mgid, mgid, SHCA_HW_GID_LEN);
 		}
 	}
-	if (!g)
-		return SHCA_HW_NO_RESOURCES;
-	g->members[g->nr].qpn = qp->qpn;
-	g->members[g->nr].gen = qp->gen;
+	if (!g) {
+		status = SHCA_HW_NO_RESOURCES;
+		goto out;
+	}
+	g->members[g->nr].qpn = qpn;
+	g->members[g->nr].gen = gen;
 	g->nr++;
 	hw->mcast_attached++;
-	return SHCA_HW_OK;
-}
-
-static enum shca_hw_status shca_hw_mcast_detach(struct shca_hw *hw,
-						struct shca_hw_qp *qp,
-						const u8 *mgid)
-{
-	struct shca_hw_mcg *g;
-	int i;
-
-	lockdep_assert_held(&hw->mcast_lock);
-	g = shca_hw_mcg_find(hw, mgid);
-	i = g ? shca_hw_mcg_member(g, qp->qpn) : -1;
-	if (i < 0)
-		return SHCA_HW_NOT_FOUND;
-	shca_hw_mcg_remove(hw, g, i);
-	return SHCA_HW_OK;
+out:
+	spin_unlock_irqrestore(&hw->mcast_lock, flags);
+	return status;
 }
 
 /**
- * shca_hw_mcast_cmd() - run ATTACH_MCAST or DETACH_MCAST
+ * shca_hw_mcast_detach() - take a QP out of a group
  * @hw: the device
- * @cmd: the command: @cmd->index is the QPN, @cmd->in.mgid the group
+ * @qpn: the QP
+ * @mgid: the group
  *
- * Called with the command mutex held.
- *
- * Return: SHCA_HW_OK; SHCA_HW_BAD_PARAM for a GID that is not multicast
- * or a QP that is not UD; SHCA_HW_BAD_INDEX for a QPN no QP holds;
- * SHCA_HW_EXISTS when attaching a QP the group has; SHCA_HW_NOT_FOUND
- * when detaching one it does not have; SHCA_HW_NO_RESOURCES when the
- * group, the table or the device's attachments are full.
+ * Return: SHCA_HW_OK, or SHCA_HW_NOT_FOUND if the QP is not in the group.
  */
-enum shca_hw_status shca_hw_mcast_cmd(struct shca_hw *hw,
-				      struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_mcast_detach(struct shca_hw *hw, u32 qpn,
+					 const u8 *mgid)
 {
-	enum shca_hw_status status;
-	struct shca_hw_qp *qp;
+	enum shca_hw_status status = SHCA_HW_NOT_FOUND;
+	struct shca_hw_mcg *g;
+	unsigned long flags;
+	int i;
 
-	lockdep_assert_held(&hw->cmd_mutex);
-	if (!shca_hw_gid_is_mcast(cmd->in.mgid))
-		return SHCA_HW_BAD_PARAM;
-	qp = shca_hw_qp_get(hw, cmd->index);
-	if (!qp)
-		return SHCA_HW_BAD_INDEX;
-	if (qp->type != SHCA_QPT_UD) {
-		shca_hw_qp_put(qp);
-		return SHCA_HW_BAD_PARAM;
+	spin_lock_irqsave(&hw->mcast_lock, flags);
+	g = shca_hw_mcg_find(hw, mgid);
+	i = g ? shca_hw_mcg_member(g, qpn) : -1;
+	if (i >= 0) {
+		shca_hw_mcg_remove(hw, g, i);
+		status = SHCA_HW_OK;
 	}
-	spin_lock_irq(&hw->mcast_lock);
-	if (cmd->opcode == SHCA_CMD_ATTACH_MCAST)
-		status = shca_hw_mcast_attach(hw, qp, cmd->in.mgid);
-	else
-		status = shca_hw_mcast_detach(hw, qp, cmd->in.mgid);
-	spin_unlock_irq(&hw->mcast_lock);
-	shca_hw_qp_put(qp);
+	spin_unlock_irqrestore(&hw->mcast_lock, flags);
 	return status;
 }
 
@@ -250,38 +245,26 @@ u32 shca_hw_mcast_count(struct shca_hw *hw, const u8 *mgid)
 }
 
 /**
- * shca_hw_mcast_collect() - hold the members of a group on a device
+ * shca_hw_mcast_collect() - the members of a group on a device
  * @hw: the device
  * @mgid: the group
- * @src: the sending QP, which gets no copy of its own message
- * @qps: filled in with the members, referenced (shca_hw_qp_put())
- * @max: room in @qps
+ * @members: filled in with the members, as they are now
+ * @max: room in @members
  *
- * A member whose QP is going away, or whose QPN a newer QP holds, is
- * skipped.
- *
- * Return: the number of QPs put in @qps.
+ * Return: the number of members put in @members.
  */
 u32 shca_hw_mcast_collect(struct shca_hw *hw, const u8 *mgid,
-			  const struct shca_hw_qp *src,
-			  struct shca_hw_qp **qps, u32 max)
+			  struct shca_hw_mcg_member *members, u32 max)
 {
-	struct shca_hw_qp *qp;
 	struct shca_hw_mcg *g;
 	unsigned long flags;
-	u32 i, n = 0;
+	u32 n = 0;
 
 	spin_lock_irqsave(&hw->mcast_lock, flags);
 	g = shca_hw_mcg_find(hw, mgid);
-	for (i = 0; g && i < g->nr && n < max; i++) {
-		qp = shca_hw_qp_get(hw, g->members[i].qpn);
-		if (!qp)
-			continue;
-		if (qp == src || qp->gen != g->members[i].gen) {
-			shca_hw_qp_put(qp);
-			continue;
-		}
-		qps[n++] = qp;
+	if (g) {
+		n = min(g->nr, max);
+		memcpy(members, g->members, n * sizeof(*members));
 	}
 	spin_unlock_irqrestore(&hw->mcast_lock, flags);
 	return n;

@@ -574,6 +574,35 @@ static enum shca_hw_status shca_hw_destroy_qp(struct shca_hw *hw, u32 qpn)
 	return SHCA_HW_OK;
 }
 
+/*
+ * ATTACH_MCAST and DETACH_MCAST: the QP must be a live UD QP, the GID a
+ * multicast one; the group table (shca_hw_mcast.c) does the rest.  Under
+ * the command mutex, so a destroy hides the QP either before (no QP) or
+ * after (it purges the attachment).
+ */
+static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
+					    struct shca_hw_cmd *cmd)
+{
+	enum shca_hw_status status;
+	struct shca_hw_qp *qp;
+
+	lockdep_assert_held(&hw->cmd_mutex);
+	if (!shca_hw_gid_is_mcast(cmd->in.mgid))
+		return SHCA_HW_BAD_PARAM;
+	qp = shca_hw_qp_get(hw, cmd->index);
+	if (!qp)
+		return SHCA_HW_BAD_INDEX;
+	if (qp->type != SHCA_QPT_UD)
+		status = SHCA_HW_BAD_PARAM;
+	else if (cmd->opcode == SHCA_CMD_ATTACH_MCAST)
+		status = shca_hw_mcast_attach(hw, qp->qpn, qp->gen,
+					      cmd->in.mgid);
+	else
+		status = shca_hw_mcast_detach(hw, qp->qpn, cmd->in.mgid);
+	shca_hw_qp_put(qp);
+	return status;
+}
+
 /**
  * shca_hw_set_next_qpn() - move the cursor of the cyclic QPN search
  * @hw: the device
@@ -651,9 +680,9 @@ void shca_hw_qp_fini(struct shca_hw *hw)
  * @hw: the device
  * @cmd: the command
  *
- * CREATE_QP comes with the command mutex held.  DESTROY_QP comes without
- * it and takes it itself; MODIFY_QP and QUERY_QP do without it, holding
- * the QP by reference.
+ * CREATE_QP, ATTACH_MCAST and DETACH_MCAST come with the command mutex
+ * held.  DESTROY_QP comes without it and takes it itself; MODIFY_QP and
+ * QUERY_QP do without it, holding the QP by reference.
  *
  * Return: the completion status.
  */
@@ -668,6 +697,9 @@ enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		return shca_hw_query_qp(hw, cmd);
 	case SHCA_CMD_DESTROY_QP:
 		return shca_hw_destroy_qp(hw, cmd->index);
+	case SHCA_CMD_ATTACH_MCAST:
+	case SHCA_CMD_DETACH_MCAST:
+		return shca_hw_qp_mcast(hw, cmd);
 	default:
 		return SHCA_HW_BAD_OPCODE;
 	}
