@@ -1,6 +1,5 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# shca-timeout: 240
 # rdma-core's mckey, rdma_cm multicast over UD, between two devices: on
 # RoCE rdma_cm maps the IPv4 group to an MGID (::ffff:239.1.2.3 for RoCE
 # v2), joins the IP group on the netdev, and librdmacm attaches the
@@ -58,8 +57,6 @@ wait_members() {
 
 grep -q '^max_mcast_grp  *64$' /sys/kernel/debug/shca/shca0/caps ||
 	fail "caps mirror: $(grep mcast /sys/kernel/debug/shca/shca0/caps)"
-grep -qP 'max_mcast_grp:\s*64' <<<"$(ibv_devinfo -v -d shca0)" ||
-	fail "ibv_devinfo -v: no max_mcast_grp 64"
 [ "$(members shca0)" = 0 ] && [ "$(members shca1)" = 0 ] ||
 	fail "groups before the test"
 
@@ -109,6 +106,4 @@ wait_members shca0 0
 wait_members shca1 0
 [ -z "$(cat /sys/kernel/debug/shca/shca0/mcast /sys/kernel/debug/shca/shca1/mcast)" ] ||
 	fail "groups left: $(cat /sys/kernel/debug/shca/shca*/mcast)"
-rdma link delete shca0
-rdma link delete shca1
 echo ok
