@@ -6,7 +6,8 @@
  * it with shca_hw_exec() and destroys it.  Commands are synchronous.  Table
  * commands (capabilities, port, GID, P_Key, PD), RESIZE_CQ, QUERY_CQ and
  * QUERY_COUNTERS never sleep and may be issued from any context; commands
- * that create, modify or destroy queue objects or MPT entries may sleep.
+ * that create, modify or destroy queue objects or MPT entries, and
+ * ATTACH_MCAST and DETACH_MCAST, may sleep.
  *
  * Doorbells are not commands: they never sleep, never fail, and only tell
  * the device that a producer index in a doorbell record moved.
