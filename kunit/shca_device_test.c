@@ -31,7 +31,25 @@ static void shca_test_device_answers_from_caps(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, caps->max_mr_size, attr.max_mr_size);
 	KUNIT_EXPECT_EQ(test, caps->max_pkeys, attr.max_pkeys);
 	KUNIT_EXPECT_EQ(test, SHCA_HW_VENDOR_ID, attr.vendor_id);
-	KUNIT_EXPECT_TRUE(test, attr.kernel_cap_flags & IBK_ALLOW_USER_UNREG);
+	KUNIT_EXPECT_EQ(test, caps->page_size_cap, attr.page_size_cap);
+	KUNIT_EXPECT_EQ(test, caps->max_sge_rd, (u32)attr.max_sge_rd);
+	KUNIT_EXPECT_EQ(test, caps->max_qp_rd_atom * caps->max_qp,
+			(u32)attr.max_res_rd_atom);
+	/*
+	 * Every flag is a promise some suite keeps: fast registration and
+	 * invalidation (shca_fast_reg, shca_remote_inv), RNR NAKs
+	 * (shca_qp_errors), PORT_ACTIVE (below), the image GUID (here).
+	 * Nothing else is set: no local DMA lkey, no SG_GAPS MRs.
+	 */
+	KUNIT_EXPECT_EQ(test, (u64)(IB_DEVICE_MEM_MGT_EXTENSIONS |
+				    IB_DEVICE_RC_RNR_NAK_GEN |
+				    IB_DEVICE_PORT_ACTIVE_EVENT |
+				    IB_DEVICE_SYS_IMAGE_GUID),
+			attr.device_cap_flags);
+	KUNIT_EXPECT_EQ(test, (u64)IBK_ALLOW_USER_UNREG, attr.kernel_cap_flags);
+	KUNIT_EXPECT_NE(test, 0ULL, be64_to_cpu(attr.sys_image_guid));
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(ibdev->node_guid),
+			be64_to_cpu(attr.sys_image_guid));
 	/* ib_core cached the same answer at registration. */
 	KUNIT_EXPECT_EQ(test, attr.max_qp, ibdev->attrs.max_qp);
 	KUNIT_EXPECT_EQ(test, 1U, rdma_end_port(ibdev));

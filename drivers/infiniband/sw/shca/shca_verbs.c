@@ -102,6 +102,11 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_pd = c->max_pd;
 	attr->max_qp_rd_atom = c->max_qp_rd_atom;
 	attr->max_qp_init_rd_atom = c->max_qp_init_rd_atom;
+	/*
+	 * The responder keeps no shared pool of read and atomic resources:
+	 * each QP has its own max_qp_rd_atom, so the device's total is that
+	 * many for every QP it can hold.
+	 */
 	attr->max_res_rd_atom = c->max_qp_rd_atom * c->max_qp;
 	attr->max_srq = c->max_srq;
 	attr->max_srq_wr = c->max_srq_wr;
@@ -114,7 +119,21 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_total_mcast_qp_attach = c->max_total_mcast_qp_attach;
 	attr->local_ca_ack_delay = c->local_ca_ack_delay;
 	attr->atomic_cap = IB_ATOMIC_HCA;
-	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/*
+	 * Only what the device does: fast registration and local and remote
+	 * invalidation, RNR NAKs from an RC responder with no receive
+	 * posted, a PORT_ACTIVE event when the link comes up, and the system
+	 * image GUID above.  No memory windows, SRQ resize or SG_GAPS MRs.
+	 */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	/*
+	 * No local DMA lkey (ib_core gives each PD a DMA MR instead) and no
+	 * IB_MR_TYPE_SG_GAPS: map_mr_sg() maps an SG list up to its first
+	 * gap.  rdma link delete is allowed.
+	 */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
 }

@@ -61,7 +61,8 @@ MODULE_PARM_DESC(max_srq, "SRQs per device (1..4096, default 256)");
 /* The one table of what the device can do; the parameters above adjust it. */
 static const struct shca_hw_caps shca_hw_default_caps = {
 	.max_mr_size			= 1ULL << 40,
-	.page_size_cap			= 0xfffff000ULL,
+	.page_size_cap			= GENMASK_ULL(SHCA_HW_MAX_PAGE_SHIFT,
+						      SHCA_HW_MIN_PAGE_SHIFT),
 	.max_qp				= 1 << 16,
 	.max_qp_wr			= 1 << 14,
 	.max_send_sge			= 16,

@@ -24,10 +24,18 @@
 
 #define SHCA_HW_NUM_PORTS		1
 
+/*
+ * The page sizes an MPT entry's page list may use (WRITE_MPT and a REG_MR
+ * WQE): 4 KiB to 1 GiB, every power of two between.
+ */
+#define SHCA_HW_MIN_PAGE_SHIFT		12
+#define SHCA_HW_MAX_PAGE_SHIFT		30
+
 /**
  * struct shca_hw_caps - what the device can do, in one table
  * @max_mr_size: largest memory region, in bytes
- * @page_size_cap: bitmap of supported page sizes
+ * @page_size_cap: bitmap of the page sizes an MPT entry takes, from
+ *	SHCA_HW_MIN_PAGE_SHIFT to SHCA_HW_MAX_PAGE_SHIFT
  * @max_qp: queue pairs in the QP context table
  * @max_qp_wr: work requests per send or receive queue
  * @max_send_sge: scatter/gather entries per send WQE

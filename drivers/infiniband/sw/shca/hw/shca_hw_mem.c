@@ -91,7 +91,8 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 	spin_lock_irq(&mpt->lock);
 	if (mpt->type == SHCA_MPT_PBL &&
 	    (!in->pbl || !in->npages || in->npages > mpt->max_pages ||
-	     in->page_shift < 12 || in->page_shift > 30 ||
+	     in->page_shift < SHCA_HW_MIN_PAGE_SHIFT ||
+	     in->page_shift > SHCA_HW_MAX_PAGE_SHIFT ||
 	     !in->length || in->length > hw->caps->max_mr_size ||
 	     (in->iova & ((1ULL << in->page_shift) - 1)) + in->length >
 	     (u64)in->npages << in->page_shift)) {
@@ -512,7 +513,8 @@ bool shca_hw_mpt_fast_reg(struct shca_hw *hw, u32 pdn,
 	ok = mpt->type == SHCA_MPT_PBL && !mpt->valid && mpt->pdn == pdn &&
 	     !(wqe->reg.access & ~SHCA_ACCESS_ALL) && wqe->reg.pbl &&
 	     wqe->reg.npages && wqe->reg.npages <= mpt->max_pages &&
-	     shift >= 12 && shift <= 30 &&
+	     shift >= SHCA_HW_MIN_PAGE_SHIFT &&
+	     shift <= SHCA_HW_MAX_PAGE_SHIFT &&
 	     wqe->reg.length <= hw->caps->max_mr_size &&
 	     (wqe->reg.iova & ((1ULL << shift) - 1)) + wqe->reg.length <=
 	     (u64)wqe->reg.npages << shift;
