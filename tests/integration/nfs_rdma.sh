@@ -18,7 +18,7 @@
 # so that a start with no client to reclaim skips the grace period) and
 # rpc.mountd (the export upcalls) run, in the guest; no rpcbind: the
 # server offers NFSv4 only.
-# shca-timeout: 420
+# shca-timeout: 600
 . "$(dirname "$0")/../lib.sh"
 
 for t in rpc.mountd exportfs nfsdcld mount.nfs; do
