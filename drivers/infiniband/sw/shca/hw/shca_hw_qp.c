@@ -4,12 +4,12 @@
  *
  * The QP context table, the QP commands and state machine, the flush of a
  * QP in error and the work queue doorbells.  QPNs are 24 bits and handed
- * out cyclically from 2 (QP0 does not exist on a RoCE port; QP1 is the GSI
- * QP), so a freed QPN is not reissued until the space wraps.  Each QP also
- * has a generation, which events carry: a device-wide count of the QPs
- * created, so a reissued QPN never comes back with a generation it had
- * before (not until 2^32 QPs later), and the device keeps nothing for a
- * QPN nobody holds.
+ * out cyclically from 2 to 0xfffffe (QP0 does not exist on a RoCE port;
+ * QP1 is the GSI QP; 0xffffff is the multicast QPN), so a freed QPN is not
+ * reissued until the space wraps.  Each QP also has a generation, which
+ * events carry: a device-wide count of the QPs created, so a reissued QPN
+ * never comes back with a generation it had before (not until 2^32 QPs
+ * later), and the device keeps nothing for a QPN nobody holds.
  *
  * This unit holds state; it does not execute.  A doorbell or a change of
  * state asks the scheduler (shca_hw_sched.c) for the QP's turn; the
@@ -180,7 +180,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	} else {
 		err = xa_alloc_cyclic_irq(&hw->qps, &qpn, NULL,
 					  XA_LIMIT(SHCA_HW_FIRST_QPN,
-						   SHCA_HW_QPN_MASK),
+						   SHCA_HW_LAST_QPN),
 					  &hw->next_qpn, GFP_KERNEL);
 		status = SHCA_HW_NO_RESOURCES;
 	}
@@ -611,11 +611,12 @@ static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
  * A test knob: it makes the device reissue a QPN soon instead of after
  * 16 million others.  A QPN in use is still skipped.
  *
- * Return: 0, or -EINVAL for a QPN outside the range the device hands out.
+ * Return: 0, or -EINVAL for a QPN outside the range the device hands out
+ * (SHCA_HW_FIRST_QPN to SHCA_HW_LAST_QPN: not the multicast QPN).
  */
 int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn)
 {
-	if (qpn < SHCA_HW_FIRST_QPN || qpn > SHCA_HW_QPN_MASK)
+	if (qpn < SHCA_HW_FIRST_QPN || qpn > SHCA_HW_LAST_QPN)
 		return -EINVAL;
 	mutex_lock(&hw->cmd_mutex);
 	hw->next_qpn = qpn;
