@@ -322,6 +322,17 @@ struct shca_hw_mcg_member {
 };
 
 /**
+ * struct shca_hw_mcast_target - a member a multicast copy is for
+ * @hw: the member's device, as the fabric found it; not referenced, so
+ *	only shca_hw_fabric_mcast_member() may use it
+ * @m: the member, as the group table had it then
+ */
+struct shca_hw_mcast_target {
+	struct shca_hw *hw;
+	struct shca_hw_mcg_member m;
+};
+
+/**
  * struct shca_hw_mcg - one multicast group table entry
  * @mgid: the group's GID
  * @nr: QPs attached; 0 for a free entry
@@ -614,7 +625,9 @@ struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
 void shca_hw_fabric_grh(u8 *buf, const struct shca_hw_msg *m, const u8 *dgid);
 u32 shca_hw_fabric_mcast(const u8 *mgid, u64 segment,
 			 const struct shca_hw_qp *src,
-			 struct shca_hw_qp ***qps);
+			 struct shca_hw_mcast_target **targets, u32 *lost);
+struct shca_hw_qp *
+shca_hw_fabric_mcast_member(const struct shca_hw_mcast_target *t);
 
 /* shca_hw_mcast.c: a leaf */
 int shca_hw_mcast_init(struct shca_hw *hw);
@@ -625,6 +638,7 @@ enum shca_hw_status shca_hw_mcast_attach(struct shca_hw *hw, u32 qpn,
 enum shca_hw_status shca_hw_mcast_detach(struct shca_hw *hw, u32 qpn,
 					 const u8 *mgid);
 void shca_hw_mcast_purge(struct shca_hw *hw, u32 qpn);
+bool shca_hw_mcast_is_member(struct shca_hw *hw, u32 qpn, const u8 *mgid);
 u32 shca_hw_mcast_count(struct shca_hw *hw, const u8 *mgid);
 u32 shca_hw_mcast_collect(struct shca_hw *hw, const u8 *mgid,
 			  struct shca_hw_mcg_member *members, u32 max);

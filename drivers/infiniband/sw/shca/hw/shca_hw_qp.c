@@ -19,7 +19,8 @@
  * that nothing is written for it.  Destroy and RESET also take the QP out
  * of every multicast group (shca_hw_mcast.c).
  *
- * Lock order: shca_hw.cmd_mutex (create; destroy only to hide and erase),
+ * Lock order: shca_hw.cmd_mutex (create; destroy only to hide and erase;
+ * DETACH_MCAST, which takes resp_mutex under it),
  * then shca_hw_qp.modify_mutex (never under cmd_mutex), then
  * shca_hw_qp.turn_mutex and shca_hw_qp.resp_mutex (a destroy's flush
  * holds both), then shca_hw_qp.lock.  CQEs are written and events raised
@@ -578,7 +579,8 @@ static enum shca_hw_status shca_hw_destroy_qp(struct shca_hw *hw, u32 qpn)
  * ATTACH_MCAST and DETACH_MCAST: the QP must be a live UD QP, the GID a
  * multicast one; the group table (shca_hw_mcast.c) does the rest.  Under
  * the command mutex, so a destroy hides the QP either before (no QP) or
- * after (it purges the attachment).
+ * after (it purges the attachment).  A detach waits out the copy the
+ * QP's responder may be taking in.
  */
 static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
 					    struct shca_hw_cmd *cmd)
@@ -597,8 +599,15 @@ static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
 	else if (cmd->opcode == SHCA_CMD_ATTACH_MCAST)
 		status = shca_hw_mcast_attach(hw, qp->qpn, qp->gen,
 					      cmd->in.mgid);
-	else
+	if (qp->type == SHCA_QPT_UD && cmd->opcode == SHCA_CMD_DETACH_MCAST) {
+		/*
+		 * The responder checks membership under resp_mutex: once
+		 * this returns, no copy of the group is taken in.
+		 */
+		mutex_lock(&qp->resp_mutex);
 		status = shca_hw_mcast_detach(hw, qp->qpn, cmd->in.mgid);
+		mutex_unlock(&qp->resp_mutex);
+	}
 	shca_hw_qp_put(qp);
 	return status;
 }
