@@ -10,7 +10,8 @@
  *                            the engine, nor while a destroy or a modify
  *                            waits out one object's accesses in flight)
  *   shca_hw_qp.modify_mutex (qp: one MODIFY_QP of a QP at a time; never
- *                            taken under cmd_mutex)
+ *                            taken under cmd_mutex, unlike resp_mutex,
+ *                            which DETACH_MCAST takes)
  *   shca_hw_qp.turn_mutex   (sched, req: whoever runs one QP's turn;
  *                            never two at once)
  *   shca_hw_qp.resp_mutex   (resp: responder side of one QP; never two at
@@ -18,8 +19,10 @@
  *   shca_hw_cq.write_mutex  (cq: the one CQE writer of a CQ; never two at
  *                            once)
  *   shca_fabric_lock        (fabric: read side; the list of devices)
- *   shca_hw.mcast_lock      (mcast: the multicast group table; a leaf)
  *   shca_hw_qp.lock         (qp: one QP context)
+ *   shca_hw.mcast_lock      (mcast: the multicast group table; a leaf,
+ *                            taken under the fabric lock or, by the
+ *                            responder of a multicast copy, a QP's lock)
  *   shca_hw_srq.lock        (srq: one SRQ context)
  *   shca_hw_cq.lock         (cq: one CQ context and its ring)
  *   shca_hw.eq_lock         (eq: the event queue, every object's EQ state)
