@@ -37,6 +37,8 @@ static const u8 shca_mc_mgid[16] = { 0xff, 0x0e, [14] = 0x12, [15] = 0x34 };
  * @rc: an RC QP
  * @uc: a UC QP
  * @gsi: the GSI QP
+ * @pdn: the PD they are in
+ * @cqn: the CQ they use
  */
 struct shca_mc_hw {
 	struct shca_hw *hw;
@@ -44,6 +46,8 @@ struct shca_mc_hw {
 	u32 rc;
 	u32 uc;
 	u32 gsi;
+	u32 pdn;
+	u32 cqn;
 };
 
 static u32 shca_mc_hw_qp(struct kunit *test, struct shca_hw *hw, u32 pdn,
@@ -88,6 +92,8 @@ static void shca_mc_hw_init(struct kunit *test, struct shca_mc_hw *m)
 	m->rc = shca_mc_hw_qp(test, m->hw, pdn, cqn, SHCA_QPT_RC);
 	m->uc = shca_mc_hw_qp(test, m->hw, pdn, cqn, SHCA_QPT_UC);
 	m->gsi = shca_mc_hw_qp(test, m->hw, pdn, cqn, SHCA_QPT_GSI);
+	m->pdn = pdn;
+	m->cqn = cqn;
 }
 
 static enum shca_hw_status shca_mc_hw_cmd(struct shca_hw *hw, u32 opcode,
@@ -675,8 +681,7 @@ static void shca_test_mcast_detach_stops_delivery(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(stayer));
 }
 
-/* Back from RESET to RTS, as a ULP reuses a QP. */
-static void shca_mc_reuse(struct kunit *test, struct shca_tq *tq)
+static void shca_mc_reset(struct kunit *test, struct shca_tq *tq)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 
@@ -684,15 +689,32 @@ static void shca_mc_reuse(struct kunit *test, struct shca_tq *tq)
 	/* shca_test_to_rts() makes the end a new AH. */
 	rdma_destroy_ah(tq->ah, RDMA_DESTROY_AH_SLEEPABLE);
 	tq->ah = NULL;
+}
+
+/* Back from RESET to RTS, as a ULP reuses a QP. */
+static void shca_mc_reuse(struct kunit *test, struct shca_tq *tq)
+{
+	shca_mc_reset(test, tq);
 	KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(tq, tq));
 }
 
+static enum ib_qp_state shca_mc_state(struct kunit *test, struct shca_tq *tq)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	KUNIT_ASSERT_EQ(test, 0, ib_query_qp(tq->qp, &attr, IB_QP_STATE,
+					     &init));
+	return attr.qp_state;
+}
+
 /*
- * A QP reset through ib_core, which counts its attachment: the device
- * drops the membership, no copy reaches it, and the detach ib_core owes
- * still works, so that ib_core lets the QP be destroyed.
+ * A QP reset through ib_core, which counts its attachment: in RESET the
+ * device has it in no group, and back in RTS it is in the group again and
+ * receives its copies, as its consumer (which uverbs would never let
+ * attach a second time) expects.
  */
-static void shca_test_mcast_reset_through_ib_core_leaves_the_group(struct kunit *test)
+static void shca_test_mcast_reset_and_back_keeps_the_consumers_groups(struct kunit *test)
 {
 	struct shca_tq *sender, *reset, *other;
 	struct ib_device *da, *db;
@@ -710,27 +732,99 @@ static void shca_test_mcast_reset_through_ib_core_leaves_the_group(struct kunit 
 	/* ib_core refuses to destroy an attached QP. */
 	KUNIT_EXPECT_EQ(test, -EBUSY, ib_destroy_qp(reset->qp));
 
-	shca_mc_reuse(test, reset);
+	shca_mc_reset(test, reset);
 	KUNIT_EXPECT_EQ(test, 0U, shca_hw_mcast_groups_of(hw, reset->qp->qp_num));
+	KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(reset, reset));
+	KUNIT_EXPECT_EQ(test, 1U, shca_hw_mcast_groups_of(hw, reset->qp->qp_num));
 	ah = shca_mc_ah(test, sender);
 	shca_mc_post_recv(test, reset, 1);
 	shca_mc_post_recv(test, other, 2);
 	shca_mc_send(test, sender, ah, 0xf1, SHCA_TEST_QKEY);
+	shca_mc_expect_copy(test, reset, sender, 1, 0xf1);
 	shca_mc_expect_copy(test, other, sender, 2, 0xf1);
-	shca_mc_expect_nothing(test, reset);
 
+	/* One attachment, one detach, as before the RESET. */
 	KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(reset));
+	KUNIT_EXPECT_EQ(test, 0U, shca_hw_mcast_groups_of(hw, reset->qp->qp_num));
 	KUNIT_EXPECT_EQ(test, -ENOENT, shca_mc_detach(reset));
-	/* And it joins again like any QP. */
-	KUNIT_ASSERT_EQ(test, 0, shca_mc_attach(reset));
-	shca_mc_post_recv(test, other, 3);
+	shca_mc_post_recv(test, reset, 3);
+	shca_mc_post_recv(test, other, 4);
 	shca_mc_send(test, sender, ah, 0xf2, SHCA_TEST_QKEY);
-	shca_mc_expect_copy(test, reset, sender, 1, 0xf2);
-	shca_mc_expect_copy(test, other, sender, 3, 0xf2);
-	KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(reset));
+	shca_mc_expect_copy(test, other, sender, 4, 0xf2);
+	shca_mc_expect_nothing(test, reset);
 	KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(other));
 	KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(reset->qp));
 	reset->qp = NULL;
+}
+
+/* Which command of the way out of RESET fails. */
+static const int shca_mc_restore_fail_params[] = {
+	SHCA_CMD_ATTACH_MCAST, SHCA_CMD_MODIFY_QP,
+};
+
+static void shca_mc_restore_fail_desc(const int *opcode, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s fails",
+		 *opcode == SHCA_CMD_ATTACH_MCAST ? "ATTACH_MCAST" :
+		 "MODIFY_QP");
+}
+
+KUNIT_ARRAY_PARAM(shca_mc_restore_fail, shca_mc_restore_fail_params,
+		  shca_mc_restore_fail_desc);
+
+/*
+ * The way out of RESET fails, in the attach that restores a group or in
+ * the modify after it: the modify returns the errno, the QP is still in
+ * RESET and in no group, and the next try restores everything.
+ */
+static void shca_test_mcast_failed_restore_leaves_the_qp_in_reset(struct kunit *test)
+{
+	int opcode = *(const int *)test->param_value;
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qkey = SHCA_TEST_QKEY,
+	};
+	struct shca_tq *sender, *member;
+	struct ib_device *da, *db;
+	struct shca_hw *hw;
+	u8 mgid2[16];
+	union ib_gid gid2;
+
+	shca_test_devices(test, true, &da, &db);
+	hw = to_shca_dev(db)->hw;
+	sender = shca_mc_qp(test, da);
+	member = shca_mc_qp(test, db);
+	shca_mc_nth_mgid(mgid2, 2);
+	memcpy(gid2.raw, mgid2, sizeof(gid2.raw));
+	KUNIT_ASSERT_EQ(test, 0, shca_mc_attach(member));
+	KUNIT_ASSERT_EQ(test, 0, ib_attach_mcast(member->qp, &gid2, 0));
+	shca_mc_reset(test, member);
+	KUNIT_ASSERT_EQ(test, 0U,
+			shca_hw_mcast_groups_of(hw, member->qp->qp_num));
+
+	KUNIT_ASSERT_EQ(test, 0, shca_hw_inject_cmd_failure(hw, opcode));
+	KUNIT_EXPECT_EQ(test, -EIO,
+			ib_modify_qp(member->qp, &attr,
+				     IB_QP_STATE | IB_QP_PKEY_INDEX |
+				     IB_QP_PORT | IB_QP_QKEY));
+	KUNIT_EXPECT_EQ(test, -1, shca_hw_injected_cmd_failure(hw));
+	KUNIT_EXPECT_EQ(test, IB_QPS_RESET, shca_mc_state(test, member));
+	KUNIT_EXPECT_EQ(test, 0U,
+			shca_hw_mcast_groups_of(hw, member->qp->qp_num));
+
+	KUNIT_ASSERT_EQ(test, 0, shca_test_to_rts(member, member));
+	KUNIT_EXPECT_EQ(test, 2U,
+			shca_hw_mcast_groups_of(hw, member->qp->qp_num));
+	shca_mc_post_recv(test, member, 1);
+	shca_mc_send(test, sender, shca_mc_ah(test, sender), 0x81,
+		     SHCA_TEST_QKEY);
+	shca_mc_expect_copy(test, member, sender, 1, 0x81);
+	KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(member));
+	KUNIT_EXPECT_EQ(test, 0, ib_detach_mcast(member->qp, &gid2, 0));
+	KUNIT_EXPECT_EQ(test, 0U,
+			shca_hw_mcast_groups_of(hw, member->qp->qp_num));
 }
 
 static const bool shca_mc_destroy_params[] = { false, true };
@@ -796,6 +890,176 @@ static void shca_test_mcast_torn_down_qp_leaves_every_group(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0U, shca_hw_mcast_groups(sdev->hw));
 }
 
+/**
+ * enum shca_mc_meanwhile - what happens to a member while a copy for it
+ * is held between collect and delivery
+ * @SHCA_MC_DETACHED: its consumer detaches it
+ * @SHCA_MC_RESET: it is reset and brought back to RTS (attached by the
+ *	device command alone, so nothing attaches it again)
+ * @SHCA_MC_REISSUED: it is destroyed, and a new QP that gets its QPN
+ *	joins the group
+ */
+enum shca_mc_meanwhile {
+	SHCA_MC_DETACHED,
+	SHCA_MC_RESET,
+	SHCA_MC_REISSUED,
+};
+
+static const enum shca_mc_meanwhile shca_mc_meanwhile_params[] = {
+	SHCA_MC_DETACHED, SHCA_MC_RESET, SHCA_MC_REISSUED,
+};
+
+static void shca_mc_meanwhile_desc(const enum shca_mc_meanwhile *w,
+				   char *desc)
+{
+	static const char * const names[] = {
+		[SHCA_MC_DETACHED] = "detached",
+		[SHCA_MC_RESET] = "reset and back in RTS",
+		[SHCA_MC_REISSUED] = "destroyed, QPN reissued and joined",
+	};
+
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", names[*w]);
+}
+
+KUNIT_ARRAY_PARAM(shca_mc_meanwhile, shca_mc_meanwhile_params,
+		  shca_mc_meanwhile_desc);
+
+static void shca_mc_window_reset(void *win)
+{
+	shca_hw_window_release(win);
+	shca_hw_window_set_qpn(win, 0);
+}
+
+/*
+ * A send to the group is held in the sender's mcast_deliver window,
+ * after the members were collected and before the victim is looked up
+ * and handed its copy.  Meanwhile the victim leaves the group, and when
+ * the send goes on, a receive is waiting on a QP with the victim's QPN,
+ * in RTS, with the group's Q_Key: the copy is not taken in.  The other
+ * member gets its copy, and the next send reaches exactly the members
+ * of the group as it is by then.
+ */
+static void shca_test_mcast_membership_counts_at_delivery(struct kunit *test)
+{
+	enum shca_mc_meanwhile what =
+		*(const enum shca_mc_meanwhile *)test->param_value;
+	struct shca_tq *sender, *victim, *other;
+	struct ib_device *da, *db;
+	struct shca_hw_window *win;
+	struct shca_dev *sdev;
+	struct ib_sge sge;
+	struct ib_ud_wr wr = {};
+	struct ib_ah *ah;
+	struct ib_wc wc;
+	u64 dropped;
+	u32 qpn;
+
+	shca_test_devices(test, true, &da, &db);
+	sdev = to_shca_dev(db);
+	sender = shca_mc_qp(test, da);
+	victim = shca_mc_qp(test, db);
+	other = shca_mc_qp(test, db);
+	qpn = victim->qp->qp_num;
+	if (what == SHCA_MC_DETACHED)
+		KUNIT_ASSERT_EQ(test, 0, shca_mc_attach(victim));
+	else
+		KUNIT_ASSERT_EQ(test, 0, shca_cmd_attach_mcast(sdev, qpn,
+							       shca_mc_mgid));
+	KUNIT_ASSERT_EQ(test, 0, shca_mc_attach(other));
+	shca_mc_post_recv(test, other, 1);
+	ah = shca_mc_ah(test, sender);
+
+	win = shca_hw_window(to_shca_dev(da)->hw, SHCA_WIN_MCAST_DELIVER);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_mc_window_reset,
+							   win));
+	shca_hw_window_set_qpn(win, qpn);
+	shca_hw_window_arm(win);
+	sge.addr = sender->addr + SHCA_TEST_BUF / 2;
+	sge.length = SHCA_MC_LEN;
+	sge.lkey = sender->lkey;
+	wr.wr.wr_id = 0x7100;
+	wr.wr.opcode = IB_WR_SEND;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.ah = ah;
+	wr.remote_qpn = SHCA_HW_MCAST_QPN;
+	wr.remote_qkey = SHCA_TEST_QKEY;
+	memset(sender->buf + SHCA_TEST_BUF / 2, 0x71, SHCA_MC_LEN);
+	/* Kernel sends run on the engine: this thread goes on. */
+	KUNIT_ASSERT_EQ(test, 0, ib_post_send(sender->qp, &wr.wr, NULL));
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, 5 * HZ));
+
+	switch (what) {
+	case SHCA_MC_DETACHED:
+		KUNIT_ASSERT_EQ(test, 0, shca_mc_detach(victim));
+		break;
+	case SHCA_MC_RESET:
+		shca_mc_reuse(test, victim);
+		break;
+	case SHCA_MC_REISSUED:
+		/* The held send holds no reference: the destroy finishes. */
+		KUNIT_ASSERT_EQ(test, 0, ib_destroy_qp(victim->qp));
+		victim->qp = NULL;
+		KUNIT_ASSERT_EQ(test, 0, shca_hw_set_next_qpn(sdev->hw, qpn));
+		victim = shca_mc_qp(test, db);
+		KUNIT_ASSERT_EQ(test, qpn, victim->qp->qp_num);
+		KUNIT_ASSERT_EQ(test, 0, shca_mc_attach(victim));
+		break;
+	}
+	KUNIT_EXPECT_EQ(test, what == SHCA_MC_REISSUED ? 1U : 0U,
+			shca_hw_mcast_groups_of(sdev->hw, qpn));
+	shca_mc_post_recv(test, victim, 2);
+	dropped = shca_test_counter(db, SHCA_CNT_DROPPED) +
+		  shca_test_counter(da, SHCA_CNT_DROPPED);
+	shca_hw_window_release(win);
+
+	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(sender, &wc, 1));
+	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc.status);
+	KUNIT_EXPECT_EQ(test, 0x7100ULL, wc.wr_id);
+	shca_mc_expect_copy(test, other, sender, 1, 0x71);
+	shca_mc_expect_nothing(test, victim);
+	KUNIT_EXPECT_EQ(test, dropped + 1,
+			shca_test_counter(db, SHCA_CNT_DROPPED) +
+			shca_test_counter(da, SHCA_CNT_DROPPED));
+
+	/* The receive is still there: the next send fills it if a member. */
+	shca_mc_post_recv(test, other, 3);
+	shca_mc_send(test, sender, ah, 0x72, SHCA_TEST_QKEY);
+	shca_mc_expect_copy(test, other, sender, 3, 0x72);
+	if (what == SHCA_MC_REISSUED) {
+		shca_mc_expect_copy(test, victim, sender, 2, 0x72);
+		KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(victim));
+	} else {
+		shca_mc_expect_nothing(test, victim);
+	}
+	KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(other));
+	KUNIT_EXPECT_EQ(test, 0U, shca_hw_mcast_groups(sdev->hw));
+}
+
+/* The multicast QPN is nobody's: the allocator and the knob skip it. */
+static void shca_test_mcast_qpn_is_never_handed_out(struct kunit *test)
+{
+	struct shca_mc_hw m;
+	u32 a, b;
+
+	shca_mc_hw_init(test, &m);
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			shca_hw_set_next_qpn(m.hw, SHCA_HW_MCAST_QPN));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			shca_hw_set_next_qpn(m.hw, SHCA_HW_MCAST_QPN + 1));
+	KUNIT_ASSERT_EQ(test, 0,
+			shca_hw_set_next_qpn(m.hw, SHCA_HW_MCAST_QPN - 1));
+	a = shca_mc_hw_qp(test, m.hw, m.pdn, m.cqn, SHCA_QPT_UD);
+	b = shca_mc_hw_qp(test, m.hw, m.pdn, m.cqn, SHCA_QPT_UD);
+	KUNIT_EXPECT_EQ(test, (u32)SHCA_HW_MCAST_QPN - 1, a);
+	KUNIT_EXPECT_NE(test, (u32)SHCA_HW_MCAST_QPN, b);
+	/* The search wrapped to the bottom. */
+	KUNIT_EXPECT_GE(test, b, (u32)SHCA_HW_FIRST_QPN);
+	KUNIT_EXPECT_LT(test, b, a);
+}
+
 static struct kunit_case shca_mcast_cases[] = {
 	KUNIT_CASE_PARAM(shca_test_attach_and_detach_check_their_input,
 			 shca_mc_input_gen_params),
@@ -806,9 +1070,14 @@ static struct kunit_case shca_mcast_cases[] = {
 	KUNIT_CASE(shca_test_mcast_member_without_a_receive_blocks_nobody),
 	KUNIT_CASE(shca_test_mcast_sender_gets_no_copy_of_its_own),
 	KUNIT_CASE(shca_test_mcast_detach_stops_delivery),
-	KUNIT_CASE(shca_test_mcast_reset_through_ib_core_leaves_the_group),
+	KUNIT_CASE(shca_test_mcast_reset_and_back_keeps_the_consumers_groups),
+	KUNIT_CASE_PARAM(shca_test_mcast_failed_restore_leaves_the_qp_in_reset,
+			 shca_mc_restore_fail_gen_params),
 	KUNIT_CASE_PARAM(shca_test_mcast_torn_down_qp_leaves_every_group,
 			 shca_mc_destroy_gen_params),
+	KUNIT_CASE_PARAM(shca_test_mcast_membership_counts_at_delivery,
+			 shca_mc_meanwhile_gen_params),
+	KUNIT_CASE(shca_test_mcast_qpn_is_never_handed_out),
 	{}
 };
 

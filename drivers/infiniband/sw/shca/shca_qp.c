@@ -220,6 +220,23 @@ static void shca_qp_fenced(struct shca_dev *sdev, struct shca_qp *qp)
 	shca_hw_window_pass(sdev->hw, SHCA_WIN_FENCE_SWEEP, qp->qpn);
 }
 
+/*
+ * Undo shca_qp_mcast_restore(): detach the QP, still in RESET, from the
+ * groups it attached.  DETACH_MCAST is a release and cannot fail for a QP
+ * in the group; if it did, the entry stays marked attached, and RESET or
+ * destroy takes the QP out of it.
+ */
+static void shca_qp_mcast_undo(struct shca_dev *sdev, struct shca_qp *qp)
+{
+	struct shca_mcast *m;
+
+	lockdep_assert_held(&qp->mcast_mutex);
+	list_for_each_entry(m, &qp->mcast, node)
+		if (m->attached &&
+		    !shca_cmd_detach_mcast(sdev, qp->qpn, m->mgid))
+			m->attached = false;
+}
+
 /* The device took the QP out of its groups: by RESET, or @destroy. */
 static void shca_qp_mcast_forget(struct shca_qp *qp, bool destroy)
 {
@@ -267,6 +284,33 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* The device took the QP out of its groups with its context. */
 	shca_qp_mcast_forget(qp, true);
 	mutex_destroy(&qp->mcast_mutex);
+	return 0;
+}
+
+/*
+ * Leaving RESET: put the QP back in every group its consumer holds
+ * (ib_core counts it there; uverbs never asks again).  If the device
+ * refuses one, the groups attached here are detached again, so the QP,
+ * still in RESET, is in no group.
+ */
+static int shca_qp_mcast_restore(struct shca_dev *sdev, struct shca_qp *qp)
+{
+	struct shca_mcast *m;
+	int err;
+
+	lockdep_assert_held(&qp->mcast_mutex);
+	list_for_each_entry(m, &qp->mcast, node) {
+		if (!m->users || m->attached)
+			continue;
+		err = shca_cmd_attach_mcast(sdev, qp->qpn, m->mgid);
+		if (err) {
+			shca_qp_dbg(qp, "attach to %pI6c again refused: %d\n",
+				    m->mgid, err);
+			shca_qp_mcast_undo(sdev, qp);
+			return err;
+		}
+		m->attached = true;
+	}
 	return 0;
 }
 
@@ -475,7 +519,10 @@ static void shca_qp_reset_queues(struct shca_qp *qp)
  *
  * Moving to RESET sweeps the QP's CQEs from its CQs as destroy does, and
  * empties both work queues: a QP reset for reuse starts with no completion
- * of its past in any CQ.
+ * of its past in any CQ.  The device takes a QP in RESET out of every
+ * multicast group; leaving RESET attaches it again to those its consumer
+ * still holds, and fails with the device's errno, the QP left in RESET
+ * and in no group, if one is refused.
  *
  * Return: 0, -EINVAL for a transition or attribute the IBTA does not
  * allow, -EOPNOTSUPP for alternate paths and rate limits, or another
@@ -489,6 +536,7 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct shca_hw_qp_attr hw_attr = {};
 	struct shca_hw_qp_query q;
 	enum ib_qp_state cur, next;
+	bool restore;
 	u32 hw_mask;
 	int err;
 
@@ -530,14 +578,24 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = shca_modify_to_hw(sdev, qp, attr, mask, &hw_attr, &hw_mask);
 	if (err)
 		return err;
-	/* RESET leaves no group: no attach may slip in between. */
-	if (next == IB_QPS_RESET)
+	/*
+	 * RESET leaves every group and leaving it restores them: no attach
+	 * or detach may slip in between.
+	 */
+	restore = cur == IB_QPS_RESET && next != IB_QPS_RESET;
+	if (next == IB_QPS_RESET || restore) {
 		mutex_lock(&qp->mcast_mutex);
-	err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr, hw_mask);
-	if (next == IB_QPS_RESET) {
+		err = restore ? shca_qp_mcast_restore(sdev, qp) : 0;
 		if (!err)
+			err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr,
+						 hw_mask);
+		if (!err && next == IB_QPS_RESET)
 			shca_qp_mcast_forget(qp, false);
+		else if (err && restore)
+			shca_qp_mcast_undo(sdev, qp);
 		mutex_unlock(&qp->mcast_mutex);
+	} else {
+		err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr, hw_mask);
 	}
 	if (err)
 		return err;

@@ -38,12 +38,16 @@ struct shca_hw;
  * @SHCA_WIN_MEM_ACCESS: the responder of an RDMA WRITE holds the target MR
  *	and the source, checked, and has not yet copied: an access in flight,
  *	which FREE_MPT and DESTROY_QP wait out
+ * @SHCA_WIN_MCAST_DELIVER: a UD send to a multicast group has collected
+ *	the group's members and not yet looked this member up to deliver
+ *	its copy; passed by the sending device, for the member's QPN
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
 	SHCA_WIN_CQE_PUBLISH,
 	SHCA_WIN_FENCE_SWEEP,
 	SHCA_WIN_MEM_ACCESS,
+	SHCA_WIN_MCAST_DELIVER,
 	SHCA_WIN_NUM,
 };
 

@@ -236,6 +236,8 @@ struct shca_hw_gid_entry {
 #define SHCA_HW_FIRST_QPN		2
 /* The destination QPN of a UD send to a multicast group */
 #define SHCA_HW_MCAST_QPN		0xffffff
+/* The last QPN a QP gets: the multicast QPN is nobody's */
+#define SHCA_HW_LAST_QPN		(SHCA_HW_MCAST_QPN - 1)
 
 /* MR and QP access rights, as the device checks them */
 #define SHCA_ACCESS_LOCAL_WRITE		BIT(0)

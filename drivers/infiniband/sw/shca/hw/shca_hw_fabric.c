@@ -23,6 +23,7 @@
 #include <asm/checksum.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -158,16 +159,17 @@ struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
 }
 
 /*
- * Without @qps, count the members of @mgid on every device of @segment.
- * With it, hold up to @max of them but @src in @qps, going through
- * @members, room for @max, for each device's list.
+ * Without @targets, count the members of @mgid on every device of
+ * @segment.  With it, note up to @max of them but @src in @targets, going
+ * through @members, room for @max, for each device's list.  No member is
+ * looked up here: shca_hw_fabric_mcast_member() does that, copy by copy.
  */
 static u32 shca_hw_fabric_mcast_fill(const u8 *mgid, u64 segment,
 				     const struct shca_hw_qp *src,
 				     struct shca_hw_mcg_member *members,
-				     struct shca_hw_qp **qps, u32 max)
+				     struct shca_hw_mcast_target *targets,
+				     u32 max)
 {
-	struct shca_hw_qp *qp;
 	struct shca_hw *hw;
 	u32 i, k, n = 0;
 
@@ -175,21 +177,17 @@ static u32 shca_hw_fabric_mcast_fill(const u8 *mgid, u64 segment,
 	list_for_each_entry(hw, &shca_fabric, fabric_node) {
 		if (!shca_hw_on_segment(hw, segment))
 			continue;
-		if (!qps) {
+		if (!targets) {
 			n += shca_hw_mcast_count(hw, mgid);
 			continue;
 		}
 		k = shca_hw_mcast_collect(hw, mgid, members, max - n);
 		for (i = 0; i < k; i++) {
-			qp = shca_hw_qp_get(hw, members[i].qpn);
-			if (!qp)
+			if (hw == src->hw && members[i].qpn == src->qpn)
 				continue;
-			/* A newer QP with the QPN is no member. */
-			if (qp == src || qp->gen != members[i].gen) {
-				shca_hw_qp_put(qp);
-				continue;
-			}
-			qps[n++] = qp;
+			targets[n].hw = hw;
+			targets[n].m = members[i];
+			n++;
 		}
 	}
 	read_unlock(&shca_fabric_lock);
@@ -197,46 +195,90 @@ static u32 shca_hw_fabric_mcast_fill(const u8 *mgid, u64 segment,
 }
 
 /**
- * shca_hw_fabric_mcast() - find the QPs a multicast message is for
+ * shca_hw_fabric_mcast() - find the members a multicast message is for
  * @mgid: the destination group
  * @segment: the sender's segment
  * @src: the sending QP, which gets no copy
- * @qps: set to an array of the QPs, each referenced (shca_hw_qp_put()),
- *	which the caller frees with kfree(); NULL when there are none
+ * @targets: set to an array of the members, which the caller frees with
+ *	kfree(); NULL when there are none
+ * @lost: set to the number of copies lost because memory ran out
  *
  * The members are counted, room for them allocated with no lock held,
  * and then collected: a QP attached in between may miss the message, as
- * it may on a real fabric.  When memory runs out, nobody gets a copy.
- * Process context: the allocation may sleep.
+ * it may on a real fabric.  The engine serves every consumer's QPs,
+ * those of a block device's or a file system's transport too, so the
+ * allocation does no I/O to reclaim memory: it must not wait for writeback
+ * that may itself need the engine.  When it fails, nobody gets a copy, and
+ * @lost says how many were due.  Process context: the allocation may sleep.
  *
- * Return: the number of QPs in @qps.
+ * Return: the number of members in @targets.
  */
 u32 shca_hw_fabric_mcast(const u8 *mgid, u64 segment,
 			 const struct shca_hw_qp *src,
-			 struct shca_hw_qp ***qps)
+			 struct shca_hw_mcast_target **targets, u32 *lost)
 {
 	struct shca_hw_mcg_member *members;
+	unsigned int noio;
 	u32 n;
 
 	might_sleep();
-	*qps = NULL;
+	*targets = NULL;
+	*lost = 0;
 	n = shca_hw_fabric_mcast_fill(mgid, segment, src, NULL, NULL, 0);
 	if (!n)
 		return 0;
-	*qps = kmalloc_array(n, sizeof(**qps), GFP_KERNEL | __GFP_NOWARN);
+	noio = memalloc_noio_save();
+	*targets = kmalloc_array(n, sizeof(**targets),
+				 GFP_KERNEL | __GFP_NOWARN);
 	members = kmalloc_array(n, sizeof(*members),
 				GFP_KERNEL | __GFP_NOWARN);
-	if (*qps && members)
+	memalloc_noio_restore(noio);
+	if (*targets && members) {
 		n = shca_hw_fabric_mcast_fill(mgid, segment, src, members,
-					      *qps, n);
-	else
+					      *targets, n);
+	} else {
+		*lost = n;
 		n = 0;
+	}
 	kfree(members);
 	if (!n) {
-		kfree(*qps);
-		*qps = NULL;
+		kfree(*targets);
+		*targets = NULL;
 	}
 	return n;
+}
+
+/**
+ * shca_hw_fabric_mcast_member() - look up the QP a multicast copy is for
+ * @t: the member, from shca_hw_fabric_mcast()
+ *
+ * The device is looked up on the fabric again, so one that went away
+ * since is not touched; a QP that has the member's QPN but another
+ * generation is a newer QP, which gets nothing sent to the one before it.
+ * Whether the QP still belongs to the group is the responder's to check,
+ * as it takes the copy.
+ *
+ * Return: the QP, referenced (shca_hw_qp_put()), or NULL.
+ */
+struct shca_hw_qp *
+shca_hw_fabric_mcast_member(const struct shca_hw_mcast_target *t)
+{
+	struct shca_hw_qp *qp = NULL;
+	struct shca_hw *hw;
+
+	read_lock(&shca_fabric_lock);
+	list_for_each_entry(hw, &shca_fabric, fabric_node) {
+		if (hw == t->hw) {
+			qp = shca_hw_qp_get(hw, t->m.qpn);
+			break;
+		}
+	}
+	read_unlock(&shca_fabric_lock);
+	if (qp && qp->gen != t->m.gen) {
+		shca_hw_qp_put(qp);
+		qp = NULL;
+	}
+	return qp;
 }
 
 /**

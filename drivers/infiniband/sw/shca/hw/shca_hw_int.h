@@ -10,7 +10,8 @@
  *                            the engine, nor while a destroy or a modify
  *                            waits out one object's accesses in flight)
  *   shca_hw_qp.modify_mutex (qp: one MODIFY_QP of a QP at a time; never
- *                            taken under cmd_mutex)
+ *                            taken under cmd_mutex, unlike resp_mutex,
+ *                            which DETACH_MCAST takes)
  *   shca_hw_qp.turn_mutex   (sched, req: whoever runs one QP's turn;
  *                            never two at once)
  *   shca_hw_qp.resp_mutex   (resp: responder side of one QP; never two at
@@ -18,8 +19,10 @@
  *   shca_hw_cq.write_mutex  (cq: the one CQE writer of a CQ; never two at
  *                            once)
  *   shca_fabric_lock        (fabric: read side; the list of devices)
- *   shca_hw.mcast_lock      (mcast: the multicast group table; a leaf)
  *   shca_hw_qp.lock         (qp: one QP context)
+ *   shca_hw.mcast_lock      (mcast: the multicast group table; a leaf,
+ *                            taken under the fabric lock or, by the
+ *                            responder of a multicast copy, a QP's lock)
  *   shca_hw_srq.lock        (srq: one SRQ context)
  *   shca_hw_cq.lock         (cq: one CQ context and its ring)
  *   shca_hw.eq_lock         (eq: the event queue, every object's EQ state)
@@ -322,6 +325,17 @@ struct shca_hw_mcg_member {
 };
 
 /**
+ * struct shca_hw_mcast_target - a member a multicast copy is for
+ * @hw: the member's device, as the fabric found it; not referenced, so
+ *	only shca_hw_fabric_mcast_member() may use it
+ * @m: the member, as the group table had it then
+ */
+struct shca_hw_mcast_target {
+	struct shca_hw *hw;
+	struct shca_hw_mcg_member m;
+};
+
+/**
  * struct shca_hw_mcg - one multicast group table entry
  * @mgid: the group's GID
  * @nr: QPs attached; 0 for a free entry
@@ -614,7 +628,9 @@ struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
 void shca_hw_fabric_grh(u8 *buf, const struct shca_hw_msg *m, const u8 *dgid);
 u32 shca_hw_fabric_mcast(const u8 *mgid, u64 segment,
 			 const struct shca_hw_qp *src,
-			 struct shca_hw_qp ***qps);
+			 struct shca_hw_mcast_target **targets, u32 *lost);
+struct shca_hw_qp *
+shca_hw_fabric_mcast_member(const struct shca_hw_mcast_target *t);
 
 /* shca_hw_mcast.c: a leaf */
 int shca_hw_mcast_init(struct shca_hw *hw);
@@ -625,6 +641,7 @@ enum shca_hw_status shca_hw_mcast_attach(struct shca_hw *hw, u32 qpn,
 enum shca_hw_status shca_hw_mcast_detach(struct shca_hw *hw, u32 qpn,
 					 const u8 *mgid);
 void shca_hw_mcast_purge(struct shca_hw *hw, u32 qpn);
+bool shca_hw_mcast_is_member(struct shca_hw *hw, u32 qpn, const u8 *mgid);
 u32 shca_hw_mcast_count(struct shca_hw *hw, const u8 *mgid);
 u32 shca_hw_mcast_collect(struct shca_hw *hw, const u8 *mgid,
 			  struct shca_hw_mcg_member *members, u32 max);

@@ -13,8 +13,12 @@
  * A member is a QPN and the generation of the QP that attached.  A QP
  * leaves every group when it is destroyed (as it is hidden, under the
  * command mutex, so no attachment can come after) and when it is reset,
- * so a reissued QPN never finds itself in a group it did not join; the
- * generation makes sure of it even so.
+ * so a reissued QPN never finds itself in a group it did not join.  A
+ * sender notes the members, and looks each one up only as it delivers
+ * its copy: the generation keeps a copy meant for a QP destroyed in
+ * between from reaching the newer QP that got its number, even once that
+ * one has joined the group too.  The responder checks that the QP it
+ * holds is still a member as it takes the copy.
  *
  * This unit is a leaf: the QP unit runs the commands (it looks the QP up)
  * and the fabric turns members into QPs.
@@ -222,6 +226,32 @@ void shca_hw_mcast_purge(struct shca_hw *hw, u32 qpn)
 			shca_hw_mcg_remove(hw, &hw->mcgs[i], m);
 	}
 	spin_unlock_irqrestore(&hw->mcast_lock, flags);
+}
+
+/**
+ * shca_hw_mcast_is_member() - whether a QP is in a group
+ * @hw: the device
+ * @qpn: the QP's number; the caller holds the QP, so no other QP can have
+ *	the number meanwhile (it is freed with the QP), and a newer QP that
+ *	gets it later is never a member of the held one's groups: the QP
+ *	left them all when it was hidden
+ * @mgid: the group
+ *
+ * The responder asks, for each multicast copy, as it takes it.
+ *
+ * Return: true if the group has the QP.
+ */
+bool shca_hw_mcast_is_member(struct shca_hw *hw, u32 qpn, const u8 *mgid)
+{
+	struct shca_hw_mcg *g;
+	unsigned long flags;
+	bool found;
+
+	spin_lock_irqsave(&hw->mcast_lock, flags);
+	g = shca_hw_mcg_find(hw, mgid);
+	found = g && shca_hw_mcg_member(g, qpn) >= 0;
+	spin_unlock_irqrestore(&hw->mcast_lock, flags);
+	return found;
 }
 
 /**

@@ -4,12 +4,12 @@
  *
  * The QP context table, the QP commands and state machine, the flush of a
  * QP in error and the work queue doorbells.  QPNs are 24 bits and handed
- * out cyclically from 2 (QP0 does not exist on a RoCE port; QP1 is the GSI
- * QP), so a freed QPN is not reissued until the space wraps.  Each QP also
- * has a generation, which events carry: a device-wide count of the QPs
- * created, so a reissued QPN never comes back with a generation it had
- * before (not until 2^32 QPs later), and the device keeps nothing for a
- * QPN nobody holds.
+ * out cyclically from 2 to 0xfffffe (QP0 does not exist on a RoCE port;
+ * QP1 is the GSI QP; 0xffffff is the multicast QPN), so a freed QPN is not
+ * reissued until the space wraps.  Each QP also has a generation, which
+ * events carry: a device-wide count of the QPs created, so a reissued QPN
+ * never comes back with a generation it had before (not until 2^32 QPs
+ * later), and the device keeps nothing for a QPN nobody holds.
  *
  * This unit holds state; it does not execute.  A doorbell or a change of
  * state asks the scheduler (shca_hw_sched.c) for the QP's turn; the
@@ -19,7 +19,8 @@
  * that nothing is written for it.  Destroy and RESET also take the QP out
  * of every multicast group (shca_hw_mcast.c).
  *
- * Lock order: shca_hw.cmd_mutex (create; destroy only to hide and erase),
+ * Lock order: shca_hw.cmd_mutex (create; destroy only to hide and erase;
+ * DETACH_MCAST, which takes resp_mutex under it),
  * then shca_hw_qp.modify_mutex (never under cmd_mutex), then
  * shca_hw_qp.turn_mutex and shca_hw_qp.resp_mutex (a destroy's flush
  * holds both), then shca_hw_qp.lock.  CQEs are written and events raised
@@ -180,7 +181,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	} else {
 		err = xa_alloc_cyclic_irq(&hw->qps, &qpn, NULL,
 					  XA_LIMIT(SHCA_HW_FIRST_QPN,
-						   SHCA_HW_QPN_MASK),
+						   SHCA_HW_LAST_QPN),
 					  &hw->next_qpn, GFP_KERNEL);
 		status = SHCA_HW_NO_RESOURCES;
 	}
@@ -578,7 +579,8 @@ static enum shca_hw_status shca_hw_destroy_qp(struct shca_hw *hw, u32 qpn)
  * ATTACH_MCAST and DETACH_MCAST: the QP must be a live UD QP, the GID a
  * multicast one; the group table (shca_hw_mcast.c) does the rest.  Under
  * the command mutex, so a destroy hides the QP either before (no QP) or
- * after (it purges the attachment).
+ * after (it purges the attachment).  A detach waits out the copy the
+ * QP's responder may be taking in.
  */
 static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
 					    struct shca_hw_cmd *cmd)
@@ -597,8 +599,15 @@ static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
 	else if (cmd->opcode == SHCA_CMD_ATTACH_MCAST)
 		status = shca_hw_mcast_attach(hw, qp->qpn, qp->gen,
 					      cmd->in.mgid);
-	else
+	if (qp->type == SHCA_QPT_UD && cmd->opcode == SHCA_CMD_DETACH_MCAST) {
+		/*
+		 * The responder checks membership under resp_mutex: once
+		 * this returns, no copy of the group is taken in.
+		 */
+		mutex_lock(&qp->resp_mutex);
 		status = shca_hw_mcast_detach(hw, qp->qpn, cmd->in.mgid);
+		mutex_unlock(&qp->resp_mutex);
+	}
 	shca_hw_qp_put(qp);
 	return status;
 }
@@ -611,11 +620,12 @@ static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
  * A test knob: it makes the device reissue a QPN soon instead of after
  * 16 million others.  A QPN in use is still skipped.
  *
- * Return: 0, or -EINVAL for a QPN outside the range the device hands out.
+ * Return: 0, or -EINVAL for a QPN outside the range the device hands out
+ * (SHCA_HW_FIRST_QPN to SHCA_HW_LAST_QPN: not the multicast QPN).
  */
 int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn)
 {
-	if (qpn < SHCA_HW_FIRST_QPN || qpn > SHCA_HW_QPN_MASK)
+	if (qpn < SHCA_HW_FIRST_QPN || qpn > SHCA_HW_LAST_QPN)
 		return -EINVAL;
 	mutex_lock(&hw->cmd_mutex);
 	hw->next_qpn = qpn;

@@ -58,23 +58,35 @@ static bool shca_hw_opcode_ok(const struct shca_hw_qp *qp, u32 opcode)
 /*
  * A UD send to a multicast group: one copy to each member the fabric
  * finds, each member's responder taking or dropping it as it would a
- * unicast UD message.  The requester hears nothing from any of them.
+ * unicast UD message, and checking that the QP is still in the group.
+ * The requester hears nothing from any of them.  Copies lost for want of
+ * memory count as dropped.
  */
 static void shca_hw_send_mcast(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			       struct shca_hw_result *res)
 {
+	struct shca_hw_mcast_target *targets;
 	struct shca_hw_result ignored;
-	struct shca_hw_qp **dqps;
-	u32 i, n;
+	struct shca_hw_qp *dqp;
+	u32 i, n, lost;
 
 	m->mcast = true;
-	n = shca_hw_fabric_mcast(m->av->dgid, m->src.segment, qp, &dqps);
+	n = shca_hw_fabric_mcast(m->av->dgid, m->src.segment, qp, &targets,
+				 &lost);
+	shca_hw_count_add(qp->hw, SHCA_CNT_DROPPED, lost);
 	for (i = 0; i < n; i++) {
+		shca_hw_window_pass(qp->hw, SHCA_WIN_MCAST_DELIVER,
+				    targets[i].m.qpn);
+		dqp = shca_hw_fabric_mcast_member(&targets[i]);
+		if (!dqp) {
+			shca_hw_count(qp->hw, SHCA_CNT_DROPPED);
+			continue;
+		}
 		memset(&ignored, 0, sizeof(ignored));
-		shca_hw_respond(dqps[i], m, &ignored);
-		shca_hw_qp_put(dqps[i]);
+		shca_hw_respond(dqp, m, &ignored);
+		shca_hw_qp_put(dqp);
 	}
-	kfree(dqps);
+	kfree(targets);
 	shca_hw_count(qp->hw, SHCA_CNT_MCAST_TX);
 	shca_hw_count_add(qp->hw, SHCA_CNT_TX_BYTES, m->len);
 	res->byte_len = m->len;

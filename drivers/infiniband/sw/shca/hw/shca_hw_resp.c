@@ -11,7 +11,8 @@
  * order per connection is the order of the sender's SQ.
  *
  * Lock order: shca_hw_qp.resp_mutex, then shca_hw_qp.lock (dropped before
- * the receive queue, the SRQ or the memory is touched), then
+ * the receive queue, the SRQ or the memory is touched), under which the
+ * device's shca_hw.mcast_lock, a leaf, is taken for a multicast copy;
  * shca_atomic_lock, a leaf taken with only resp_mutex held.  CQEs are
  * written and events raised with no spinlock held.
  */
@@ -74,6 +75,14 @@ static bool shca_hw_resp_accepts(struct shca_hw_qp *qp,
 			   st != SHCA_QPS_SQD && st != SHCA_QPS_SQE))
 		return false;
 	if (ud != src_ud || (!ud && qp->type != m->src_qp->type))
+		return false;
+	/*
+	 * A copy is for the group's members as they are now, not as the
+	 * sender found them: a RESET or a DETACH_MCAST since then (each
+	 * ordered against resp_mutex) leaves the QP nothing to accept.
+	 */
+	if (m->mcast &&
+	    !shca_hw_mcast_is_member(qp->hw, qp->qpn, m->av->dgid))
 		return false;
 	if (ud)
 		return m->qkey == qp->attr.qkey;

@@ -23,7 +23,8 @@
  *
  * Lock order: none of its own.  A pass sleeps with no spinlock held; the
  * CQE publish window is passed with the CQ's write_mutex held, the
- * memory access window with the responder's resp_mutex.
+ * memory access window with the responder's resp_mutex, the multicast
+ * delivery window with only the sender's turn_mutex.
  */
 #include <kunit/visibility.h>
 #include <linux/delay.h>
@@ -37,6 +38,7 @@ static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_CQE_PUBLISH]	= "cqe_publish",
 	[SHCA_WIN_FENCE_SWEEP]	= "fence_sweep",
 	[SHCA_WIN_MEM_ACCESS]	= "mem_access",
+	[SHCA_WIN_MCAST_DELIVER] = "mcast_deliver",
 };
 
 /**
