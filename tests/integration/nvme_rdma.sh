@@ -11,7 +11,7 @@
 # both runs is still there.
 # rdma res must show the host's and the target's QPs on the devices each
 # case puts them on, and, at the end, nothing of theirs left.
-# shca-timeout: 420
+# shca-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nvme_lib.sh"
 

@@ -27,7 +27,7 @@
 # host disconnects, and neither device may keep a QP, CQ, MR or PD of
 # NVMe's.  The checker itself must catch a record that claims a write the
 # disk does not hold.
-# shca-timeout: 600
+# shca-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nvme_lib.sh"
 
