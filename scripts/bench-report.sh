@@ -42,7 +42,7 @@ awk -F, 'NR == 1 { print "test,bytes,qps,unit,shca,rxe,ratio,goal,met"; next }
 }' "$dir/perftest.csv" > "$dir/bench.csv"
 
 {
-	echo "perftest, shca against rdma_rxe (same VM, one after the other)"
+	echo "perftest and NVMe over RDMA (fio), shca against rdma_rxe (same VM, one after the other)"
 	column -s, -t < "$dir/bench.csv"
 	echo
 	echo "CQ sweep (ns: median of the repetitions; ps per entry looked at)"

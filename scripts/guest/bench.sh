@@ -6,7 +6,8 @@
 #   bench.sh [--smoke] [DIR]
 #
 # perftest on shca and on rdma_rxe, one after the other, each in loopback
-# on one device over a dummy netdev; then the in-kernel microbenchmarks of
+# on one device over a dummy netdev, and NVMe over RDMA (fio on nvme-rdma
+# and nvmet-rdma) the same way; then the in-kernel microbenchmarks of
 # shca_kbench.ko (CQ sweep, destroy_qp under load) and the memory objects
 # take.  Raw results go to DIR (default $SHCA_OUT/bench) as CSV files;
 # scripts/bench-report.sh turns them into the table and the plots.
@@ -176,6 +177,10 @@ for q in 1 8; do
 	note "verbs_rate 64 B, $q QP: shca $s, rxe $r Mpps"
 	echo "verbs_rate,64,$q,Mpps,$s,$r" >> "$dir/perftest.csv"
 done
+# ---- NVMe over RDMA ---------------------------------------------------------
+
+. "$SHCA_TOP/scripts/guest/bench-nvme.sh"
+
 rdma link del rxe_b
 
 # ---- in-kernel microbenchmarks --------------------------------------------

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make bench in miniature: the guest side of the bench with tiny counts
-# (perftest on shca and rdma_rxe, the sweep, destroy under load, memory),
+# (perftest and NVMe over RDMA on shca and rdma_rxe, the sweep, destroy
+# under load, memory),
 # then the report.  It asserts only that every step ran and gave figures,
 # the CSV table and the plots; how fast anything is is make bench's
 # business.  Two checks of the destroy-under-load run are correctness,
@@ -38,11 +39,12 @@ rows() {
 	[ "$n" -eq "$2" ] || fail "$1: $n rows, expected $2"
 }
 # On the debug kernel, or with one CPU, the smoke run makes one perftest
-# run per device; then come two verbs_rate runs per device.
+# run per device; then come two verbs_rate runs per device and the two
+# NVMe over RDMA rows.
 if [ "$(nproc)" -gt 1 ] && [ $timed -eq 1 ]; then
-	rows "$d/bench.csv" 12
+	rows "$d/bench.csv" 14
 else
-	rows "$d/bench.csv" 3
+	rows "$d/bench.csv" 5
 fi
 rows "$d/sweep.csv" 7
 rows "$d/destroy.csv" 4
@@ -68,6 +70,13 @@ awk -F, -v t=$timed "$figure"'
 	$1 == "verbs_rate" && !(ok($5) && ok($6)) { print; bad = 1 }
 	END { exit bad }' "$d/bench.csv" ||
 	fail "a verbs_rate figure is missing"
+# fio times itself with the monotonic clock: NVMe over RDMA's IOPS and
+# bandwidth are positive numbers on both devices, on every kernel.
+[ "$(grep -c '^nvme_' "$d/bench.csv")" -eq 2 ] || fail "no NVMe over RDMA rows"
+awk -F, -v t=$timed "$figure"'
+	$1 ~ /^nvme_/ && !(pos($5) && pos($6) && pos($7)) { print; bad = 1 }
+	END { exit bad }' "$d/bench.csv" ||
+	fail "an NVMe over RDMA figure is missing"
 # The sweep removed exactly the victim's share and took some time.
 awk -F, -v t=$timed 'NR > 1 && !($5 == int($3 * $4 / 100) &&
 			       ($6 > 0 || (!t && $6 == 0))) { print; bad = 1 }
