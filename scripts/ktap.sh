@@ -20,7 +20,10 @@
 # results than the plan, and a non-zero STATUS (the program's exit status)
 # with no failed result to explain it.  A result whose directive is SKIP
 # counts as skipped, ok or not ok.  Lines that are not KTAP (a program's
-# chatter) are ignored.  The caller defines record().  Returns non-zero if
+# chatter) are ignored.  The caller defines record(), which may keep its
+# tallies in globals of any name but ktap_parse's own locals (prefix, file,
+# status, line, version, plan, n, bad, ktap_failed, st): bash shows a
+# function's locals to the functions it calls.  Returns non-zero if
 # anything failed.
 
 # ktap_line LINE: split one top-level result line into ktap_ok (ok|not ok),
@@ -42,7 +45,7 @@ ktap_line() {
 
 ktap_parse() {
 	local prefix=$1 file=$2 status=${3:-0}
-	local line version='' plan='' n=0 bad=0 failed=0 st
+	local line version='' plan='' n=0 bad=0 ktap_failed=0 st
 	local plan_re='^1\.\.([0-9]+)$' version_re='^KTAP version [0-9]+$'
 
 	if [ ! -s "$file" ]; then
@@ -71,7 +74,7 @@ ktap_parse() {
 				st=PASS
 			else
 				st=FAIL
-				failed=1
+				ktap_failed=1
 			fi
 			record "$prefix$ktap_name" "$st"
 		fi
@@ -87,9 +90,9 @@ ktap_parse() {
 		record "${prefix}ktap: $plan results planned, $n reported" FAIL
 		bad=1
 	fi
-	if [ "$status" -ne 0 ] && [ $failed -eq 0 ]; then
+	if [ "$status" -ne 0 ] && [ $ktap_failed -eq 0 ]; then
 		record "${prefix}ktap: exit status $status with no failed result" FAIL
 		bad=1
 	fi
-	[ $bad -eq 0 ] && [ $failed -eq 0 ]
+	[ $bad -eq 0 ] && [ $ktap_failed -eq 0 ]
 }

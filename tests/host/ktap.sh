@@ -5,7 +5,7 @@
 # program's results: sound reports are counted as they say, and each way a
 # report breaks (results missing, too many, no plan, no version line,
 # numbers out of order, an exit status nothing explains, no report at all)
-# is a failure.  Reports in KTAP and exits non-zero if any case failed.
+# is a failure, and the caller's own tallies see every result.  Reports in KTAP and exits non-zero if any case failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/ktap.sh"
@@ -13,7 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "KTAP version 1"
-echo "1..13"
+echo "1..14"
 failed=0 n=0
 
 # What ktap_parse makes of a report: one "STATUS NAME" line per record.
@@ -121,4 +121,30 @@ KTAP version 1
 not ok 1 one
 EOF
 check no_report 0 'FAIL p: ktap: no report' < /dev/null
+
+# The caller's tallies: make check's record() counts into globals named
+# passed, failed and skipped, and ktap_parse must not hide any of them
+# behind a local of its own (bash's locals are seen by the functions a
+# function calls).
+n=$((n + 1))
+printf 'KTAP version 1\n1..3\nok 1 a\nnot ok 2 b\nok 3 c # SKIP\n' > "$tmp/tally"
+tally=$(
+	passed=0 failed=0 skipped=0
+	record() {
+		case "$2" in
+		PASS) passed=$((passed + 1)) ;;
+		SKIP) skipped=$((skipped + 1)) ;;
+		*) failed=$((failed + 1)) ;;
+		esac
+	}
+	ktap_parse "p: " "$tmp/tally" 1
+	echo "$passed $failed $skipped"
+)
+if [ "$tally" = "1 1 1" ]; then
+	echo "ok $n caller_tallies"
+else
+	echo "# wanted 1 passed, 1 failed, 1 skipped; the caller counted: $tally"
+	echo "not ok $n caller_tallies"
+	failed=1
+fi
 exit $failed
