@@ -3,8 +3,11 @@
 # rdma-core's connection manager tools over libshca, every connection made
 # by rdma_cm (RoCE v2, ib_cm's MADs over the devices' GSI QPs): rping with
 # data validation, ucmatose with several connections, udaddy (UD),
-# rdma_server/rdma_client, the rsockets tools rstream (blocking,
-# nonblocking and async) and riostream, and perftest with -R.  The server
+# rdma_server/rdma_client, the rsockets tools rstream (blocking and
+# nonblocking) and riostream, and perftest with -R.  Not rstream's async
+# mode (-T a): it takes POLLHUP from rs_poll() as an error even while data
+# is still to be read, so a client fails whenever the server's disconnect
+# arrives before its last poll, on any device.  The server
 # runs on shca1 (10.11.1.1); a client that can bind a source address binds
 # 10.11.0.1, so its QP is on shca0 and the traffic crosses between the two
 # devices; rdma_client and this perftest cannot bind one and connect from
@@ -136,7 +139,7 @@ job_rdma_server() {
 	echo "rdma_server/rdma_client: ok ($(took rdma_server))"
 }
 
-# rsockets: rstream in each I/O mode (blocking, nonblocking, async) and
+# rsockets: rstream blocking and nonblocking, and
 # riostream, data verified (-T v) on both sides.
 rs_result='^[a-z0-9_]+ +[0-9.]+[kmg]? +[0-9.]+[kmg]? +[0-9.]+[kmg]? +[0-9.]+[kmg]?b? +[0-9.]+s +[0-9.]+ +[0-9.]+$'
 job_rs() {
@@ -193,7 +196,7 @@ run_jobs 3 \
 	"job_rping 64 10 7174" "job_rping 4096 10 7175" \
 	"job_rping 65535 3 7176" job_ucmatose job_udaddy job_rdma_server \
 	"job_rs rstream 4096 100 b 7480" "job_rs rstream 65536 20 n 7481" \
-	"job_rs rstream 4096 100 a 7482" "job_rs riostream 65536 20 b 7483" \
+	"job_rs riostream 65536 20 b 7483" \
 	"job_perf ib_send_bw 18515 -n 100 -s 4096" \
 	"job_perf ib_write_bw 18516 -n 100 -s 65536" \
 	"job_perf ib_read_bw 18517 -n 100 -s 65536" \
