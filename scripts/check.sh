@@ -140,12 +140,6 @@ collect() {
 	fi
 }
 
-# The guests: the debug one runs KUnit and every integration test, the
-# stock one the integration tests.  Both modules are built first; then the
-# two guests run side by side (the debug guest's tests leave much of the
-# second core idle: shells, fio and daemons starting over 9p), each in its
-# own out/vm-<kernel>, and what each printed is shown when it is done.
-guests=() its=()
 for k in debug stock; do
 	args=() it=0
 	if [ $do_kunit -eq 1 ] && [ $k = debug ]; then
@@ -163,37 +157,11 @@ for k in debug stock; do
 	else
 		build $k
 	fi
-	guests+=("$k") its+=("$it")
-	printf '%q ' "${args[@]}" > "$SHCA_TOP/out/guest-$k.args"
-done
-
-declare -A guest_pid=()
-for k in "${guests[@]}"; do
-	eval "args=($(cat "$SHCA_TOP/out/guest-$k.args"))"
-	rm -f "$SHCA_TOP/out/vm-$k/accel"
 	# The SMP debug guest runs KUnit and every integration test, the
-	# short soak and the kernel ULPs among them, under KASAN: give it 70
-	# minutes.
-	"$SHCA_TOP/scripts/vm.sh" --kernel "$k" --timeout 4200 \
-		scripts/guest/run-tests.sh "${args[@]}" \
-		> "$SHCA_TOP/out/guest-$k.log" 2>&1 &
-	guest_pid[$k]=$!
-	# vm.sh probes for KVM once and records what it boots with in
-	# out/vm-<kernel>/accel: the next guest starts after that, so that
-	# two probes never race for the cached answer.
-	for _ in $(seq 600); do
-		[ -f "$SHCA_TOP/out/vm-$k/accel" ] && break
-		kill -0 "${guest_pid[$k]}" 2>/dev/null || break
-		sleep 1
-	done
-done
-
-for i in "${!guests[@]}"; do
-	k=${guests[$i]}
-	wait "${guest_pid[$k]}"
-	vrc=$?
-	cat "$SHCA_TOP/out/guest-$k.log"
-	collect "$k" "$vrc" "${its[$i]}"
+	# short soak among them, under KASAN: give it 70 minutes.
+	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 4200 \
+		scripts/guest/run-tests.sh "${args[@]}"
+	collect $k $? $it
 done
 
 shca_log "make check took $(( $(date +%s) - start ))s"
