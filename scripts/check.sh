@@ -128,6 +128,11 @@ collect() {
 	if [ "$3" -eq 1 ]; then
 		ktap_parse "itest/$k: " "$out/results"
 	fi
+	# rdma-core's own suite (tests/integration/rdma_core_suite.sh)
+	# reports each of its cases: each one counts.
+	if [ "$3" -eq 1 ] && [ -f "$out/rdma-core.ktap" ]; then
+		ktap_parse "rdma-core/$k: " "$out/rdma-core.ktap"
+	fi
 	if [ $do_kunit -eq 1 ] && [ "$k" = debug ]; then
 		"$SHCA_TOP/scripts/kunit-results.sh" --suite "$suite" \
 			"$out/console.log" > "$out/kunit-results.ktap"

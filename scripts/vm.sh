@@ -120,6 +120,13 @@ machine=pc
 [ "$kernel" = debug ] && machine=q35
 cmdline+=" SHCA_TOP=$SHCA_TOP SHCA_OUT=$out SHCA_MODDIR=$moddir"
 cmdline+=" SHCA_KERNEL=$kernel"
+# Part of rdma-core's suite, for tests/integration/rdma_core_suite.sh: a
+# comma-separated list of test ids (or parts of them) to run.
+if [ -n "${SHCA_RDMA_CORE_CASES:-}" ]; then
+	[[ $SHCA_RDMA_CORE_CASES =~ ^[A-Za-z0-9_.,]+$ ]] ||
+		shca_die "vm.sh: SHCA_RDMA_CORE_CASES must be test ids, comma-separated"
+	cmdline+=" SHCA_RDMA_CORE_CASES=$SHCA_RDMA_CORE_CASES"
+fi
 if [ $interactive -eq 1 ]; then
 	cmdline+=" SHCA_INTERACTIVE=1"
 else
