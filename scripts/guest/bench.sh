@@ -90,6 +90,16 @@ for q in 1 8; do
 		"read_bw ib_read_bw 65536 $q $n_big"
 	)
 done
+# A smoke run makes each tool's run once, with 1 or 8 QPs.
+if [ $smoke -eq 1 ]; then
+	tests=(
+		"send_lat ib_send_lat 8 1 $n_lat"
+		"write_lat ib_write_lat 8 1 $n_lat"
+		"send_bw ib_send_bw 64 8 $n_small"
+		"write_bw ib_write_bw 65536 1 $n_big"
+		"read_bw ib_read_bw 65536 8 $n_big"
+	)
+fi
 # On the debug kernel (KASAN, lockdep and kmemleak under TCG) every run
 # crawls, and with one CPU perftest's two busy-polling processes even take
 # turns by the scheduler tick: the figures mean nothing (perftest may

@@ -40,11 +40,11 @@ rows() {
 }
 # On the debug kernel, or with one CPU, the smoke run makes one perftest
 # run per device, then two verbs_rate runs per device, and no NVMe over
-# RDMA run; elsewhere ten perftest runs, the two verbs_rate runs and the
-# two NVMe over RDMA rows.
+# RDMA run; elsewhere five perftest runs (one of each tool), the two
+# verbs_rate runs and the two NVMe over RDMA rows.
 nvme=1
 if [ "$(nproc)" -gt 1 ] && [ $timed -eq 1 ]; then
-	rows "$d/bench.csv" 14
+	rows "$d/bench.csv" 9
 else
 	rows "$d/bench.csv" 3
 	nvme=0
