@@ -159,6 +159,8 @@ static const struct shca_wqe_rule shca_wqe_rules[] = {
 	{ SHCA_WQE_ATOMIC_FA,	   true, false, false, false },
 	{ SHCA_WQE_LOCAL_INV,	   true, true, false, false },
 	{ SHCA_WQE_REG_MR,	   true, true, false, false },
+	{ SHCA_WQE_FLUSH,	   true, false, false, false },
+	{ SHCA_WQE_ATOMIC_WRITE,   true, false, false, false },
 	/* Past the last opcode: nothing takes it. */
 	{ SHCA_WQE_NUM_OPCODES,	   false, false, false, false },
 };

@@ -81,6 +81,8 @@ static inline const struct shca_wqe_op *shca_wqe_op(__u32 opcode)
 		[SHCA_WQE_ATOMIC_FA]	  = { SHCA_WQE_SVC_RC, 0 },
 		[SHCA_WQE_LOCAL_INV]	  = { SHCA_WQE_SVC_CONN, 0 },
 		[SHCA_WQE_REG_MR]	  = { SHCA_WQE_SVC_CONN, 0 },
+		[SHCA_WQE_FLUSH]	  = { SHCA_WQE_SVC_RC, 0 },
+		[SHCA_WQE_ATOMIC_WRITE]	  = { SHCA_WQE_SVC_RC, 0 },
 	};
 
 	return opcode < SHCA_WQE_NUM_OPCODES ? &ops[opcode] : (void *)0;

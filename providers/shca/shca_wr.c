@@ -144,6 +144,50 @@ static void shca_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 	shca_wr_atomic(qpx, SHCA_WQE_ATOMIC_FA, rkey, addr, add, 0);
 }
 
+static void shca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				 uint64_t addr, const void *atomic_wr)
+{
+	struct shca_hw_send_wqe *w = shca_wr_new(qpx, SHCA_WQE_ATOMIC_WRITE);
+
+	if (!w)
+		return;
+	w->rdma.remote_addr = addr;
+	w->rdma.rkey = rkey;
+	memcpy(&w->rdma.swap, atomic_wr, sizeof(w->rdma.swap));
+}
+
+/* The placement types and selectivity levels the device knows. */
+static int shca_flush_args_ok(uint8_t type, uint8_t level)
+{
+	return type && !(type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) &&
+	       (level == IBV_FLUSH_RANGE || level == IBV_FLUSH_MR);
+}
+
+static void shca_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	struct shca_qp *qp = qpx_to_sqp(qpx);
+	struct shca_hw_send_wqe *w;
+
+	if (!shca_flush_args_ok(type, level)) {
+		qp->cur = NULL;
+		qp->wr_err = qp->wr_err ? qp->wr_err : EINVAL;
+		return;
+	}
+	w = shca_wr_new(qpx, SHCA_WQE_FLUSH);
+	if (!w)
+		return;
+	w->flush.remote_addr = addr;
+	w->flush.rkey = rkey;
+	w->flush.length = len;
+	w->flush.type = (type & IBV_FLUSH_GLOBAL ? SHCA_FLUSH_GLOBAL : 0) |
+			(type & IBV_FLUSH_PERSISTENT ?
+			 SHCA_FLUSH_PERSISTENT : 0);
+	w->flush.level = level == IBV_FLUSH_MR ? SHCA_FLUSH_MR :
+			 SHCA_FLUSH_RANGE;
+}
+
 static void shca_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n,
 				 const struct ibv_sge *sg)
 {
@@ -234,4 +278,8 @@ void shca_set_wr_ops(struct shca_qp *qp)
 		qpx->wr_atomic_cmp_swp = shca_wr_atomic_cmp_swp;
 	if (shca_wqe_op_ok(svc, SHCA_WQE_ATOMIC_FA))
 		qpx->wr_atomic_fetch_add = shca_wr_atomic_fetch_add;
+	if (shca_wqe_op_ok(svc, SHCA_WQE_FLUSH))
+		qpx->wr_flush = shca_wr_flush;
+	if (shca_wqe_op_ok(svc, SHCA_WQE_ATOMIC_WRITE))
+		qpx->wr_atomic_write = shca_wr_atomic_write;
 }

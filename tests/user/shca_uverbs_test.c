@@ -6,6 +6,9 @@
  *   shca_uverbs_test DEV mmap       bogus, stale and other processes' offsets
  *   shca_uverbs_test DEV rings      out-of-range values written into rings
  *   shca_uverbs_test DEV mr         remote access against MR bounds, rights
+ *   shca_uverbs_test DEV flush      RDMA FLUSH and atomic write through
+ *                                   the ibv_wr_* API, their access flags
+ *                                   and capabilities, and bad arguments
  *   shca_uverbs_test DEV reset      posting to a QP in RESET
  *   shca_uverbs_test DEV teardown   destroy and reset with a shared CQ
  *   shca_uverbs_test DEV hold       set up traffic, say "ready", wait to die
@@ -909,6 +912,208 @@ static void test_mr(void)
 	pair_close(&p);
 }
 
+/* --- RDMA FLUSH and atomic write --------------------------------------- */
+
+#define FLUSH_OPS	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_FLUSH | \
+			 IBV_QP_EX_WITH_ATOMIC_WRITE)
+#define FLUSH_QP_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_FLUSH_GLOBAL | IBV_ACCESS_FLUSH_PERSISTENT)
+
+static struct ibv_qp *new_qp_ex(struct pair *p, enum ibv_qp_type type,
+				uint64_t ops)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.send_cq = p->cq, .recv_cq = p->cq, .qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = p->pd, .send_ops_flags = ops,
+	};
+
+	return ibv_create_qp_ex(p->ctx, &init);
+}
+
+/* Post one signaled FLUSH; returns what wr_complete said. */
+static int post_flush(struct ibv_qp *qp, uint32_t rkey, uint64_t addr,
+		      size_t len, uint8_t type, uint8_t level, uint64_t wr_id)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(qpx, rkey, addr, len, type, level);
+	return ibv_wr_complete(qpx);
+}
+
+static int post_atomic_write(struct ibv_qp *qp, uint32_t rkey, uint64_t addr,
+			     const void *value, uint64_t wr_id)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, rkey, addr, value);
+	return ibv_wr_complete(qpx);
+}
+
+static void flush_reconnect(struct pair *p)
+{
+	struct ibv_qp_attr a = { .qp_access_flags = FLUSH_QP_ACCESS };
+	struct ibv_wc wc;
+
+	while (ibv_poll_cq(p->cq, 1, &wc) > 0)
+		;
+	if (reset_qp(p->a) || reset_qp(p->b) ||
+	    connect_qp(p, p->a, p->b->qp_num) ||
+	    connect_qp(p, p->b, p->a->qp_num) ||
+	    ibv_modify_qp(p->b, &a, IBV_QP_ACCESS_FLAGS))
+		die("flush reconnect");
+}
+
+static void test_flush(void)
+{
+	static const uint8_t value[8] = { 0xa1, 0xb2, 0xc3, 0xd4,
+					  0xe5, 0xf6, 0x07, 0x18 };
+	struct ibv_device_attr_ex dev = {};
+	struct ibv_qp_init_attr init;
+	struct ibv_mr *gmr, *pmr;
+	struct ibv_qp_attr qa;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+	struct pair p;
+	char *rbuf;
+	int n, ret;
+
+	pair_open(&p);
+	ret = ibv_query_device_ex(p.ctx, NULL, &dev);
+	CHECK(!ret && (dev.device_cap_flags_ex & IB_UVERBS_DEVICE_FLUSH_GLOBAL) &&
+	      (dev.device_cap_flags_ex & IB_UVERBS_DEVICE_FLUSH_PERSISTENT) &&
+	      (dev.device_cap_flags_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE),
+	      "flush_device_caps", "ret %d caps %#llx", ret,
+	      (unsigned long long)dev.device_cap_flags_ex);
+
+	/* Only RC has them. */
+	errno = 0;
+	qp = new_qp_ex(&p, IBV_QPT_UC, IBV_QP_EX_WITH_FLUSH);
+	CHECK(!qp && errno == EOPNOTSUPP, "flush_not_on_uc", "%s",
+	      qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	errno = 0;
+	qp = new_qp_ex(&p, IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_WRITE);
+	CHECK(!qp && errno == EOPNOTSUPP, "atomic_write_not_on_ud", "%s",
+	      qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	ibv_destroy_qp(p.a);
+	ibv_destroy_qp(p.b);
+	p.a = new_qp_ex(&p, IBV_QPT_RC, FLUSH_OPS);
+	p.b = new_qp_ex(&p, IBV_QPT_RC, FLUSH_OPS);
+	if (!p.a || !p.b)
+		die("ibv_create_qp_ex with FLUSH and ATOMIC_WRITE");
+	flush_reconnect(&p);
+	ret = ibv_query_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS, &init);
+	CHECK(!ret && qa.qp_access_flags == FLUSH_QP_ACCESS,
+	      "flush_qp_access_flags", "ret %d access %#x", ret,
+	      qa.qp_access_flags);
+
+	rbuf = aligned_alloc(4096, 8192);
+	if (!rbuf)
+		die("rbuf");
+	memset(rbuf, 0, 8192);
+	gmr = ibv_reg_mr(p.pd, rbuf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_FLUSH_GLOBAL |
+			 IBV_ACCESS_RELAXED_ORDERING);
+	pmr = ibv_reg_mr(p.pd, rbuf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_FLUSH_PERSISTENT);
+	CHECK(gmr && pmr, "flush_reg_mr_access", "%s", strerror(errno));
+	if (!gmr || !pmr)
+		die("flush MRs");
+
+	/* A write, then a FLUSH of what it wrote, global, then the MR. */
+	memcpy(p.buf, "flushed!", 8);
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 8, (uintptr_t)rbuf,
+		  gmr->rkey, 1);
+	n = poll_one(p.cq, &wc);
+	ret = post_flush(p.a, gmr->rkey, (uintptr_t)rbuf, 8, IBV_FLUSH_GLOBAL,
+			 IBV_FLUSH_RANGE, 2);
+	n += poll_one(p.cq, &wc);
+	CHECK(!ret && n == 2 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_FLUSH && wc.wr_id == 2 &&
+	      !memcmp(rbuf, "flushed!", 8), "flush_global_range",
+	      "ret %d n %d status %s opcode %d", ret, n,
+	      ibv_wc_status_str(wc.status), wc.opcode);
+	ret = post_flush(p.a, pmr->rkey, 0, 0, IBV_FLUSH_PERSISTENT,
+			 IBV_FLUSH_MR, 3);
+	n = poll_one(p.cq, &wc);
+	CHECK(!ret && n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_FLUSH, "flush_persistent_mr",
+	      "ret %d n %d status %s", ret, n, ibv_wc_status_str(wc.status));
+
+	/* The MR lacks the placement type: a remote access error. */
+	ret = post_flush(p.a, gmr->rkey, (uintptr_t)rbuf, 8,
+			 IBV_FLUSH_PERSISTENT, IBV_FLUSH_RANGE, 4);
+	n = poll_one(p.cq, &wc);
+	CHECK(!ret && n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	      "flush_type_not_granted", "ret %d n %d status %s", ret, n,
+	      ibv_wc_status_str(wc.status));
+	flush_reconnect(&p);
+	ret = post_flush(p.a, gmr->rkey, (uintptr_t)rbuf + 4000, 200,
+			 IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE, 5);
+	n = poll_one(p.cq, &wc);
+	CHECK(!ret && n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	      "flush_range_past_mr", "ret %d n %d status %s", ret, n,
+	      ibv_wc_status_str(wc.status));
+	flush_reconnect(&p);
+
+	/*
+	 * Bad arguments: refused at wr_complete, nothing posted (the next
+	 * completion is the atomic write's).
+	 */
+	ret = post_flush(p.a, gmr->rkey, (uintptr_t)rbuf, 8, 0,
+			 IBV_FLUSH_RANGE, 6);
+	CHECK(ret == EINVAL, "flush_no_type", "ret %d", ret);
+	ret = post_flush(p.a, gmr->rkey, (uintptr_t)rbuf, 8, 0x80,
+			 IBV_FLUSH_RANGE, 7);
+	CHECK(ret == EINVAL, "flush_unknown_type", "ret %d", ret);
+	ret = post_flush(p.a, gmr->rkey, (uintptr_t)rbuf, 8, IBV_FLUSH_GLOBAL,
+			 9, 8);
+	CHECK(ret == EINVAL, "flush_unknown_level", "ret %d", ret);
+
+	/* Atomic write: 8 aligned bytes with the remote write right. */
+	ret = post_atomic_write(p.a, gmr->rkey, (uintptr_t)rbuf + 64, value,
+				9);
+	n = poll_one(p.cq, &wc);
+	CHECK(!ret && n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_ATOMIC_WRITE && wc.wr_id == 9 &&
+	      !memcmp(rbuf + 64, value, 8), "atomic_write",
+	      "ret %d n %d status %s opcode %d", ret, n,
+	      ibv_wc_status_str(wc.status), wc.opcode);
+	ret = post_atomic_write(p.a, gmr->rkey, (uintptr_t)rbuf + 68, value,
+				10);
+	n = poll_one(p.cq, &wc);
+	CHECK(!ret && n == 1 && wc.status == IBV_WC_REM_INV_REQ_ERR &&
+	      !rbuf[72], "atomic_write_misaligned", "ret %d n %d status %s",
+	      ret, n, ibv_wc_status_str(wc.status));
+	flush_reconnect(&p);
+	ret = post_atomic_write(p.a, pmr->rkey, (uintptr_t)rbuf + 4096, value,
+				11);
+	n = poll_one(p.cq, &wc);
+	CHECK(!ret && n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR &&
+	      !rbuf[4096], "atomic_write_without_remote_write",
+	      "ret %d n %d status %s", ret, n, ibv_wc_status_str(wc.status));
+
+	ibv_dereg_mr(gmr);
+	ibv_dereg_mr(pmr);
+	free(rbuf);
+	pair_close(&p);
+	traffic_ok("flush_device_works_after");
+}
+
 /* --- posting in RESET --------------------------------------------------- */
 
 static void test_reset(void)
@@ -1471,6 +1676,7 @@ int main(int argc, char **argv)
 	} tests[] = {
 		{ "udata", test_udata }, { "mmap", test_mmap },
 		{ "rings", test_rings }, { "mr", test_mr },
+		{ "flush", test_flush },
 		{ "reset", test_reset }, { "teardown", test_teardown },
 		{ "hold", test_hold }, { "flood", test_flood },
 		{ "memcg", test_memcg }, { "limits", test_limits },

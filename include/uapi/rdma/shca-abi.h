@@ -200,6 +200,10 @@ struct shca_hw_sge {
  * @SHCA_WQE_ATOMIC_FA: 64-bit fetch and add
  * @SHCA_WQE_LOCAL_INV: invalidate a local key
  * @SHCA_WQE_REG_MR: fast-register a memory region
+ * @SHCA_WQE_FLUSH: RDMA FLUSH: make earlier writes to a remote region
+ *	global or persistent (@flush)
+ * @SHCA_WQE_ATOMIC_WRITE: write 8 bytes (@rdma.swap) to a remote
+ *	8-byte aligned address as one access
  * @SHCA_WQE_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_wqe_opcode {
@@ -213,6 +217,8 @@ enum shca_hw_wqe_opcode {
 	SHCA_WQE_ATOMIC_FA,
 	SHCA_WQE_LOCAL_INV,
 	SHCA_WQE_REG_MR,
+	SHCA_WQE_FLUSH,
+	SHCA_WQE_ATOMIC_WRITE,
 	SHCA_WQE_NUM_OPCODES,
 };
 
@@ -220,6 +226,13 @@ enum shca_hw_wqe_opcode {
 #define SHCA_WQE_F_SOLICITED	(1U << 1)
 #define SHCA_WQE_F_FENCE	(1U << 2)
 #define SHCA_WQE_F_INLINE	(1U << 3)
+
+/* A FLUSH's placement type (@flush.type): either or both */
+#define SHCA_FLUSH_GLOBAL	(1U << 0)
+#define SHCA_FLUSH_PERSISTENT	(1U << 1)
+/* A FLUSH's selectivity level (@flush.level) */
+#define SHCA_FLUSH_RANGE	0
+#define SHCA_FLUSH_MR		1
 
 /**
  * struct shca_hw_av - an address vector: where a packet goes
@@ -253,7 +266,16 @@ struct shca_hw_av {
  * @rdma.rkey: the remote key
  * @rdma.rsvd: zero
  * @rdma.compare_add: compare value, or the addend
- * @rdma.swap: swap value
+ * @rdma.swap: swap value, or the 8 bytes an atomic write stores, in
+ *	memory order
+ * @flush: RDMA FLUSH; no data, so no SGEs
+ * @flush.remote_addr: first address, in the remote MR's address space
+ * @flush.rkey: the remote key
+ * @flush.type: SHCA_FLUSH_GLOBAL and/or SHCA_FLUSH_PERSISTENT
+ * @flush.level: SHCA_FLUSH_RANGE, or SHCA_FLUSH_MR: the key's whole
+ *	region, @flush.remote_addr and @flush.length unused
+ * @flush.rsvd: zero
+ * @flush.length: bytes, for SHCA_FLUSH_RANGE
  * @ud: UD and GSI sends
  * @ud.av: the destination
  * @ud.remote_qpn: destination QP
@@ -286,6 +308,14 @@ struct shca_hw_send_wqe {
 			__u64 compare_add;
 			__u64 swap;
 		} rdma;
+		struct {
+			__u64 remote_addr;
+			__u32 rkey;
+			__u8 type;
+			__u8 level;
+			__u16 rsvd;
+			__u64 length;
+		} flush;
 		struct {
 			struct shca_hw_av av;
 			__u32 remote_qpn;
@@ -330,6 +360,8 @@ struct shca_hw_recv_wqe {
  * @SHCA_CQE_REG_MR: a fast registration
  * @SHCA_CQE_RECV: a received send
  * @SHCA_CQE_RECV_RDMA_IMM: a received RDMA write with immediate
+ * @SHCA_CQE_FLUSH: an RDMA FLUSH
+ * @SHCA_CQE_ATOMIC_WRITE: an atomic write
  */
 enum shca_hw_cqe_opcode {
 	SHCA_CQE_SEND,
@@ -341,6 +373,8 @@ enum shca_hw_cqe_opcode {
 	SHCA_CQE_REG_MR,
 	SHCA_CQE_RECV,
 	SHCA_CQE_RECV_RDMA_IMM,
+	SHCA_CQE_FLUSH,
+	SHCA_CQE_ATOMIC_WRITE,
 };
 
 /**

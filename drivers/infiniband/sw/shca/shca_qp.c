@@ -654,7 +654,11 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		(q.attr.access & SHCA_ACCESS_REMOTE_READ ?
 		 IB_ACCESS_REMOTE_READ : 0) |
 		(q.attr.access & SHCA_ACCESS_REMOTE_ATOMIC ?
-		 IB_ACCESS_REMOTE_ATOMIC : 0);
+		 IB_ACCESS_REMOTE_ATOMIC : 0) |
+		(q.attr.access & SHCA_ACCESS_FLUSH_GLOBAL ?
+		 IB_ACCESS_FLUSH_GLOBAL : 0) |
+		(q.attr.access & SHCA_ACCESS_FLUSH_PERSISTENT ?
+		 IB_ACCESS_FLUSH_PERSISTENT : 0);
 	attr->pkey_index = q.attr.pkey_index;
 	attr->en_sqd_async_notify = q.attr.sqd_notify;
 	attr->sq_draining = 0;

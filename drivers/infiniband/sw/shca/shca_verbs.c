@@ -34,7 +34,9 @@ int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata)
  * shca_access_to_hw() - the device's access bits for IB_ACCESS_* flags
  * @ib_access: the flags
  *
- * Return: SHCA_ACCESS_* bits; flags the device does not check are dropped.
+ * Return: SHCA_ACCESS_* bits; flags the device does not check are dropped,
+ * IB_ACCESS_RELAXED_ORDERING among them: the model places every access in
+ * order, which relaxed ordering allows.
  */
 u32 shca_access_to_hw(int ib_access)
 {
@@ -43,7 +45,11 @@ u32 shca_access_to_hw(int ib_access)
 		SHCA_ACCESS_REMOTE_WRITE : 0) |
 	       (ib_access & IB_ACCESS_REMOTE_READ ? SHCA_ACCESS_REMOTE_READ : 0) |
 	       (ib_access & IB_ACCESS_REMOTE_ATOMIC ?
-		SHCA_ACCESS_REMOTE_ATOMIC : 0);
+		SHCA_ACCESS_REMOTE_ATOMIC : 0) |
+	       (ib_access & IB_ACCESS_FLUSH_GLOBAL ?
+		SHCA_ACCESS_FLUSH_GLOBAL : 0) |
+	       (ib_access & IB_ACCESS_FLUSH_PERSISTENT ?
+		SHCA_ACCESS_FLUSH_PERSISTENT : 0);
 }
 
 /**
@@ -123,12 +129,16 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 * Only what the device does: fast registration and local and remote
 	 * invalidation, RNR NAKs from an RC responder with no receive
 	 * posted, a PORT_ACTIVE event when the link comes up, and the system
-	 * image GUID above.  No memory windows, SRQ resize or SG_GAPS MRs.
+	 * image GUID above, RDMA FLUSH of both placement types and atomic
+	 * write.  No memory windows, SRQ resize or SG_GAPS MRs.
 	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_SYS_IMAGE_GUID;
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_FLUSH_GLOBAL |
+				 IB_DEVICE_FLUSH_PERSISTENT |
+				 IB_DEVICE_ATOMIC_WRITE;
 	/*
 	 * No local DMA lkey (ib_core gives each PD a DMA MR instead) and no
 	 * IB_MR_TYPE_SG_GAPS: map_mr_sg() maps an SG list up to its first

@@ -244,7 +244,10 @@ struct shca_hw_gid_entry {
 #define SHCA_ACCESS_REMOTE_WRITE	BIT(1)
 #define SHCA_ACCESS_REMOTE_READ		BIT(2)
 #define SHCA_ACCESS_REMOTE_ATOMIC	BIT(3)
-#define SHCA_ACCESS_ALL			GENMASK(3, 0)
+/* RDMA FLUSH of placement type global, and persistent */
+#define SHCA_ACCESS_FLUSH_GLOBAL	BIT(4)
+#define SHCA_ACCESS_FLUSH_PERSISTENT	BIT(5)
+#define SHCA_ACCESS_ALL			GENMASK(5, 0)
 
 /**
  * enum shca_hw_eqe_type - what an event queue entry reports

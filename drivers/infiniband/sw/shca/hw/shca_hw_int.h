@@ -565,6 +565,8 @@ enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
 bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qp_access,
 				u32 rkey, u64 addr, u64 len, u32 access,
 				struct shca_hw_mem *mem);
+bool shca_hw_mem_flush(struct shca_hw *hw, u32 pdn, u32 qp_access, u32 rkey,
+		       u64 addr, u64 len, bool whole, u32 access);
 void shca_hw_mem_inline(struct shca_hw_mem *mem, const void *buf, u32 len);
 void shca_hw_mem_release(struct shca_hw_mem *mem);
 void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,

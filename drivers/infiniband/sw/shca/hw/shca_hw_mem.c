@@ -297,6 +297,56 @@ err:
 }
 
 /**
+ * shca_hw_mem_flush() - check an RDMA FLUSH's target and carry it out
+ * @hw: the device that owns the memory
+ * @pdn: the responder QP's protection domain
+ * @qp_access: the rights the responder QP grants
+ * @rkey: the remote key
+ * @addr: the start address, for a range
+ * @len: bytes, for a range; zero names no bytes, but the key is checked
+ * @whole: the memory region level: the key's whole region, whatever
+ *	@addr and @len say
+ * @access: SHCA_ACCESS_FLUSH_GLOBAL and/or SHCA_ACCESS_FLUSH_PERSISTENT,
+ *	as the placement type asks
+ *
+ * The model's memory is the target's memory: every RDMA WRITE and atomic
+ * before the FLUSH on its QP was stored into it, by the responder, before
+ * the FLUSH started (the requester runs one WQE to its end before the
+ * next).  What is left to do is a full barrier, after which those stores
+ * are visible to every CPU and every later access through any key.
+ * Persistence goes no further than that: the memory is ordinary RAM.
+ *
+ * Return: true when the key, the rights and the range allow the FLUSH.
+ */
+bool shca_hw_mem_flush(struct shca_hw *hw, u32 pdn, u32 qp_access, u32 rkey,
+		       u64 addr, u64 len, bool whole, u32 access)
+{
+	struct shca_hw_mpt *mpt;
+	unsigned long flags;
+	bool ok;
+
+	if ((qp_access & access) != access)
+		goto err;
+	mpt = shca_hw_mpt_get(hw, rkey);
+	if (!mpt)
+		goto err;
+	spin_lock_irqsave(&mpt->lock, flags);
+	ok = mpt->valid && mpt->key == rkey && mpt->pdn == pdn &&
+	     (mpt->access & access) == access &&
+	     (whole || shca_hw_mpt_covers(mpt, addr, len));
+	spin_unlock_irqrestore(&mpt->lock, flags);
+	shca_hw_mpt_put(mpt);
+	if (!ok)
+		goto err;
+	/* Pairs with whatever a reader of the memory orders its loads by. */
+	smp_mb();
+	return true;
+err:
+	shca_hw_count(hw, SHCA_CNT_REM_ACCESS_ERR);
+	return false;
+}
+
+/**
  * shca_hw_mem_inline() - describe an inline payload as memory
  * @mem: filled in
  * @buf: the payload

@@ -9,7 +9,8 @@
  * and completes it before taking the next.  A UD send to a multicast
  * group runs each member's responder in turn.  Because one WQE is finished
  * before the next starts, a fenced WQE never has an RDMA read or atomic
- * of its own QP in flight ahead of it.  RNR and transport retries put the
+ * of its own QP in flight ahead of it, and an RDMA FLUSH finds every
+ * earlier write of its QP in the target's memory already.  RNR and transport retries put the
  * turn back in the scheduler's queue with a delay.  A QP in ERR or SQE is
  * flushed by its turn (shca_hw_qp_flush()).
  *
@@ -52,6 +53,27 @@ static bool shca_hw_opcode_ok(const struct shca_hw_qp *qp, u32 opcode)
 		return opcode < SHCA_WQE_NUM_OPCODES;
 	default:
 		return false;
+	}
+}
+
+/*
+ * The fields of a FLUSH or an atomic write that the local checks cover:
+ * neither names local memory, and a FLUSH asks for a placement type the
+ * device has and a selectivity level it knows.
+ */
+static bool shca_hw_wqe_fields_ok(const struct shca_hw_send_wqe *w)
+{
+	switch (w->opcode) {
+	case SHCA_WQE_FLUSH:
+		return !w->num_sge && w->flush.type &&
+		       !(w->flush.type & ~(SHCA_FLUSH_GLOBAL |
+					   SHCA_FLUSH_PERSISTENT)) &&
+		       (w->flush.level == SHCA_FLUSH_RANGE ||
+			w->flush.level == SHCA_FLUSH_MR);
+	case SHCA_WQE_ATOMIC_WRITE:
+		return !w->num_sge;
+	default:
+		return true;
 	}
 }
 
@@ -111,7 +133,8 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	if (!shca_hw_opcode_ok(qp, w->opcode) ||
 	    ((w->flags & SHCA_WQE_F_INLINE) &&
 	     (w->inline_len > qp->max_inline || w->opcode > SHCA_WQE_RDMA_WRITE_IMM)) ||
-	    (!(w->flags & SHCA_WQE_F_INLINE) && w->num_sge > qp->max_send_sge)) {
+	    (!(w->flags & SHCA_WQE_F_INLINE) && w->num_sge > qp->max_send_sge) ||
+	    !shca_hw_wqe_fields_ok(w)) {
 		res->status = SHCA_CQE_LOC_QP_OP_ERR;
 		return;
 	}
@@ -140,7 +163,8 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 			return;
 	}
 	m.local = &local;
-	m.len = local.total;
+	/* An atomic write's 8 bytes travel in the WQE itself. */
+	m.len = w->opcode == SHCA_WQE_ATOMIC_WRITE ? 8 : local.total;
 	m.av = ud ? &w->ud.av : &attr->av;
 	m.qkey = w->ud.remote_qkey & SHCA_HW_QKEY_PRIVILEGED ?
 		 attr->qkey : w->ud.remote_qkey;

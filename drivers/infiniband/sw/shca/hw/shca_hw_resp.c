@@ -192,6 +192,46 @@ complete:
 	return ud ? SHCA_CQE_OK : reply;
 }
 
+/*
+ * An atomic write: the 8 bytes of the WQE stored at an 8-byte aligned
+ * address in one access, under the lock that serializes the device's
+ * atomics, so neither a concurrent reader nor another atomic sees half of
+ * it.  It needs the remote write right, as an RDMA WRITE does; @need is
+ * left set when that check fails.
+ */
+static u8 shca_hw_resp_atomic_write(struct shca_hw_qp *qp,
+				    const struct shca_hw_send_wqe *w,
+				    u32 *need)
+{
+	struct shca_hw_mem remote;
+	unsigned long flags;
+	u64 *p;
+
+	if (w->rdma.remote_addr & 7) {
+		*need = 0;
+		shca_hw_resp_fail(qp, SHCA_EV_QP_REQ_ERR);
+		return SHCA_CQE_REM_INV_REQ_ERR;
+	}
+	*need = SHCA_ACCESS_REMOTE_WRITE;
+	if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->attr.access,
+					w->rdma.rkey, w->rdma.remote_addr, 8,
+					*need, &remote))
+		return SHCA_CQE_OK;
+	*need = 0;
+	p = shca_hw_mem_ptr(&remote, 0, 8);
+	if (!p) {
+		shca_hw_mem_release(&remote);
+		shca_hw_resp_fail(qp, SHCA_EV_QP_REQ_ERR);
+		return SHCA_CQE_REM_INV_REQ_ERR;
+	}
+	spin_lock_irqsave(&shca_atomic_lock, flags);
+	WRITE_ONCE(*p, w->rdma.swap);
+	spin_unlock_irqrestore(&shca_atomic_lock, flags);
+	shca_hw_mem_release(&remote);
+	shca_hw_count_add(qp->hw, SHCA_CNT_RX_BYTES, 8);
+	return SHCA_CQE_OK;
+}
+
 /**
  * shca_hw_respond() - handle one inbound message
  * @qp: the receiving QP, referenced
@@ -297,6 +337,20 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 		spin_unlock_irqrestore(&shca_atomic_lock, flags);
 		shca_hw_mem_release(&remote);
 		shca_hw_mem_write(m->local, 0, &orig, sizeof(orig));
+		break;
+	case SHCA_WQE_ATOMIC_WRITE:
+		status = shca_hw_resp_atomic_write(qp, w, &need);
+		break;
+	case SHCA_WQE_FLUSH:
+		need = (w->flush.type & SHCA_FLUSH_GLOBAL ?
+			SHCA_ACCESS_FLUSH_GLOBAL : 0) |
+		       (w->flush.type & SHCA_FLUSH_PERSISTENT ?
+			SHCA_ACCESS_FLUSH_PERSISTENT : 0);
+		if (shca_hw_mem_flush(qp->hw, qp->pdn, qp->attr.access,
+				      w->flush.rkey, w->flush.remote_addr,
+				      w->flush.length,
+				      w->flush.level == SHCA_FLUSH_MR, need))
+			need = 0;
 		break;
 	default:
 		status = SHCA_CQE_REM_INV_REQ_ERR;
