@@ -13,8 +13,10 @@
 # the plan (one result per test), then "ok N NAME", "ok N NAME # SKIP" or
 # "not ok N NAME" as each test ends (a guest that dies leaves a report
 # short of its plan).  A test exits 0 to pass and 77 to skip; it fails too
-# if shca cannot be unloaded after it.  Each result also goes to the kernel
-# log as "shca-test: NAME PASS|FAIL|SKIP".
+# if shca cannot be unloaded after it.  A test with a "# shca-kernels:
+# K..." line runs on those kernels only (debug, stock) and is skipped on
+# the others, saying so.  Each result also goes to the kernel log as
+# "shca-test: NAME PASS|FAIL|SKIP".
 . "$SHCA_TOP/scripts/guest/lib.sh"
 
 kunit=
@@ -51,10 +53,10 @@ result() {
 	n=$((n + 1))
 	case $2 in
 	PASS) line="ok $n $1" ;;
-	SKIP) line="ok $n $1 # SKIP" ;;
+	SKIP) line="ok $n $1 # SKIP${3:+ $3}" ;;
 	*) line="not ok $n $1" ;;
 	esac
-	[ -z "${3:-}" ] || echo "# $1: $3" >> "$SHCA_OUT/results"
+	[ -z "${3:-}" ] || [ "$2" = SKIP ] || echo "# $1: $3" >> "$SHCA_OUT/results"
 	echo "$line" >> "$SHCA_OUT/results"
 	echo "shca-test: $1 $2" > /dev/kmsg
 }
@@ -74,6 +76,11 @@ if [ -n "$itest" ]; then
 	fi
 	for t in "${tests[@]}"; do
 		name=$(basename "$t" .sh)
+		only=$(sed -n 's/^# shca-kernels: \([a-z ]\+\)$/\1/p' "$t")
+		if [ -n "$only" ] && [[ " $only " != *" $SHCA_KERNEL "* ]]; then
+			result "$name" SKIP "runs on the $only kernel only"
+			continue
+		fi
 		echo "shca-test: start $name" > /dev/kmsg
 		shca_guest_load
 		limit=$(sed -n 's/^# shca-timeout: \([0-9]\+\)$/\1/p' "$t")

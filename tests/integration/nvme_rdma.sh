@@ -12,6 +12,9 @@
 # rdma res must show the host's and the target's QPs on the devices each
 # case puts them on, and, at the end, nothing of theirs left.
 # shca-timeout: 900
+# Stock kernel only: make check's debug guest keeps its time for the
+# teardown, fault, race and soak tests, which drive these paths under KASAN.
+# shca-kernels: stock
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nvme_lib.sh"
 
