@@ -3,8 +3,10 @@
 # Bad input from a process gets an error and nothing else: wrong driver
 # data sizes and fields, bogus, stale and other processes' mmap offsets,
 # out-of-range values written into the mapped rings, remote accesses
-# outside an MR's bounds or rights, posting to a QP in RESET.  The harness
-# fails the run on any kernel report; each case ends with traffic flowing.
+# outside an MR's bounds or rights, posting to a QP in RESET; extended CQs
+# (refused attributes, both poll APIs alike, completion timestamps).  The
+# harness fails the run on any kernel report; each case ends with traffic
+# flowing.
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core
@@ -13,7 +15,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 [ -x "$t" ] || fail "no $t; run scripts/build-user.sh"
 
 failed=0
-for c in udata mmap rings mr reset; do
+for c in udata mmap rings mr reset cqex; do
 	echo "--- $c"
 	timeout 120 "$t" shca0 $c | tee "$SHCA_OUT/uverbs-$c.txt" || failed=1
 	grep -q '^ok ' "$SHCA_OUT/uverbs-$c.txt" || failed=1
