@@ -49,6 +49,7 @@
  * @wc_flags: the includer's SHCA_WC_F_*
  * @sl: a datagram receive's service level
  * @net_type: enum shca_hw_net_type, with a GRH
+ * @timestamp: the completion time, in device clock ticks
  */
 struct shca_cqe_wc {
 	__u64 wr_id;
@@ -62,6 +63,7 @@ struct shca_cqe_wc {
 	int wc_flags;
 	__u8 sl;
 	__u8 net_type;
+	__u64 timestamp;
 };
 
 /*
@@ -76,6 +78,17 @@ static inline int shca_cqe_is_recv(const struct shca_hw_cqe *cqe)
 {
 	return cqe->opcode == SHCA_CQE_RECV ||
 	       cqe->opcode == SHCA_CQE_RECV_RDMA_IMM;
+}
+
+/* The completion time the device stamped @cqe with (little-endian bytes). */
+static inline __u64 shca_cqe_timestamp(const struct shca_hw_cqe *cqe)
+{
+	__u64 ts = 0;
+	int i;
+
+	for (i = sizeof(cqe->timestamp) - 1; i >= 0; i--)
+		ts = ts << 8 | cqe->timestamp[i];
+	return ts;
 }
 
 /* Decode @cqe into @wc, all but @wc->wr_id. */
@@ -121,6 +134,7 @@ static inline void shca_cqe_decode(const struct shca_hw_cqe *cqe,
 	wc->imm_inv = cqe->imm_inv;
 	wc->sl = cqe->sl;
 	wc->net_type = cqe->net_type;
+	wc->timestamp = shca_cqe_timestamp(cqe);
 	wc->wc_flags = (cqe->flags & SHCA_CQE_F_IMM ? SHCA_WC_F_IMM : 0) |
 		       (cqe->flags & SHCA_CQE_F_INV ? SHCA_WC_F_INV : 0) |
 		       (cqe->flags & SHCA_CQE_F_GRH ? SHCA_WC_F_GRH : 0);

@@ -25,6 +25,15 @@
 #include "shca_wq.h"
 #include "shca_wqe.h"
 
+/* CQE decoding shared with the kernel, onto libibverbs' names. */
+#define SHCA_WC_OPCODE(name)	IBV_WC_##name
+#define SHCA_WC_OPCODE_REG_MR	IBV_WC_BIND_MW
+#define SHCA_WC_STATUS(name)	IBV_WC_##name
+#define SHCA_WC_F_IMM		IBV_WC_WITH_IMM
+#define SHCA_WC_F_INV		IBV_WC_WITH_INV
+#define SHCA_WC_F_GRH		IBV_WC_GRH
+#include "shca_cqe.h"
+
 struct shca_device {
 	struct verbs_device ibv_dev;
 };
@@ -39,14 +48,26 @@ struct shca_context {
 	struct shca_qp *qp_table[SHCA_QP_TABLE_SIZE];
 };
 
+/*
+ * A CQ, legacy or extended: both poll through shca_cq_take().  An
+ * ibv_start_poll() batch holds the poll lock until ibv_end_poll(), and
+ * the members below @ci are its state.
+ */
 struct shca_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;	/* poll lock: ci, sweeps */
+	int single_threaded;		/* polls take no lock: one thread's CQ */
+	uint64_t wc_flags;		/* IBV_WC_EX_WITH_* it was created with */
 	struct shca_hw_cqe *ring;
 	struct shca_hw_cq_dbrec *dbrec;
 	uint32_t log_depth;
 	uint32_t ci;
 	uint32_t cqn;
+	/* the ibv_start_poll() batch in progress, under the poll lock */
+	uint32_t batch_ci;		/* ci at ibv_start_poll() */
+	struct shca_qp *batch_qp;	/* the QP of the last CQE taken */
+	struct shca_cqe_wc cur;		/* the completion read_* report */
+	int64_t wallclock_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	void *map;
 	size_t map_len;
 };
@@ -108,6 +129,16 @@ struct shca_uresp_create_cq {
 	struct shca_create_cq_resp drv;
 };
 
+struct shca_ucmd_create_cq_ex {
+	struct ibv_create_cq_ex ibv_cmd;
+	struct shca_create_cq_cmd drv;
+};
+
+struct shca_uresp_create_cq_ex {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct shca_create_cq_resp drv;
+};
+
 struct shca_ucmd_create_qp {
 	struct ibv_create_qp ibv_cmd;
 	struct shca_create_qp_cmd drv;
@@ -141,6 +172,11 @@ static inline struct shca_context *to_sctx(struct ibv_context *ibctx)
 static inline struct shca_cq *to_scq(struct ibv_cq *ibcq)
 {
 	return container_of(ibcq, struct shca_cq, vcq.cq);
+}
+
+static inline struct shca_cq *cqx_to_scq(struct ibv_cq_ex *cqx)
+{
+	return container_of(cqx, struct shca_cq, vcq.cq_ex);
 }
 
 static inline struct shca_qp *to_sqp(struct ibv_qp *ibqp)
@@ -214,6 +250,8 @@ void *shca_map(struct ibv_context *ibctx, uint64_t offset, size_t len);
 struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
+struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr);
 int shca_destroy_cq(struct ibv_cq *ibcq);
 int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited);

@@ -1,26 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libshca: completion queues.  Polling and the sweep run under the CQ's
- * poll lock; a QP's two CQs are locked lower CQN first.
+ * libshca: completion queues, legacy and extended, polled by one decoder.
+ * Polling and the sweep run under the CQ's poll lock; a QP's two CQs are
+ * locked lower CQN first.  A CQ created with
+ * IBV_CREATE_CQ_ATTR_SINGLE_THREADED is the application's promise that
+ * one thread at a time uses it and the QPs on it: its polls take no lock.
  */
 #include <config.h>
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 
 #include "shca.h"
 #include "shca_cq_sweep.h"
 
-/* CQE decoding shared with the kernel, onto libibverbs' names. */
-#define SHCA_WC_OPCODE(name)	IBV_WC_##name
-#define SHCA_WC_OPCODE_REG_MR	IBV_WC_BIND_MW
-#define SHCA_WC_STATUS(name)	IBV_WC_##name
-#define SHCA_WC_F_IMM		IBV_WC_WITH_IMM
-#define SHCA_WC_F_INV		IBV_WC_WITH_INV
-#define SHCA_WC_F_GRH		IBV_WC_GRH
-#include "shca_cqe.h"
+/* The completion fields a RoCE CQ of the device can fill. */
+#define SHCA_CQ_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+
+/* Map a new CQ's ring and doorbell record, as the kernel's response says. */
+static int shca_cq_map(struct ibv_context *ibctx, struct shca_cq *cq,
+		       const struct shca_create_cq_resp *resp)
+{
+	cq->map_len = resp->mmap_len;
+	cq->map = shca_map(ibctx, resp->mmap_offset, cq->map_len);
+	if (!cq->map)
+		return errno;
+	cq->ring = cq->map;
+	cq->dbrec = (void *)((char *)cq->map + resp->dbrec_offset);
+	cq->log_depth = resp->log_depth;
+	cq->cqn = resp->cqn;
+	cq->ci = 0;
+	return 0;
+}
 
 struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
@@ -43,19 +60,12 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 		errno = ret;
 		goto err_lock;
 	}
-	cq->map_len = resp.drv.mmap_len;
-	cq->map = shca_map(ibctx, resp.drv.mmap_offset, cq->map_len);
-	if (!cq->map)
+	ret = shca_cq_map(ibctx, cq, &resp.drv);
+	if (ret)
 		goto err_destroy;
-	cq->ring = cq->map;
-	cq->dbrec = (void *)((char *)cq->map + resp.drv.dbrec_offset);
-	cq->log_depth = resp.drv.log_depth;
-	cq->cqn = resp.drv.cqn;
-	cq->ci = 0;
 	return &cq->vcq.cq;
 
 err_destroy:
-	ret = errno;
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 	errno = ret;
 err_lock:
@@ -79,57 +89,291 @@ int shca_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-static int shca_cqe_to_wc(struct shca_qp *qp, const struct shca_hw_cqe *cqe,
-			  struct ibv_wc *wc)
+/* The poll lock, which a CQ created single-threaded does without. */
+static void shca_cq_lock(struct shca_cq *cq)
 {
-	struct shca_cqe_wc c;
+	if (!cq->single_threaded)
+		pthread_spin_lock(&cq->lock);
+}
 
-	if (!shca_cqe_complete(cqe, &qp->sq, &qp->rq,
-			       qp->vqp.qp.srq ? shca_srq_take_slot : NULL,
-			       qp->vqp.qp.srq ? to_ssrq(qp->vqp.qp.srq) : NULL,
-			       &c))
-		return 0;
-	shca_cqe_wc_copy(wc, &c);
-	wc->qp_num = c.qpn;
-	if (c.wc_flags & IBV_WC_WITH_IMM)
-		wc->imm_data = c.imm_inv;
-	if (c.wc_flags & IBV_WC_WITH_INV)
-		wc->invalidated_rkey = c.imm_inv;
-	return 1;
+static void shca_cq_unlock(struct shca_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_unlock(&cq->lock);
+}
+
+/*
+ * Take the next CQE that completes a work request off the ring, decoded
+ * by the kernel's own decoder into @c; @qp caches the QP of the last one.
+ * Returns 0 when the ring holds no valid CQE.  Under the poll lock.
+ */
+static int shca_cq_take(struct shca_cq *cq, struct shca_qp **qp,
+			struct shca_cqe_wc *c)
+{
+	struct shca_context *ctx = to_sctx(cq->vcq.cq.context);
+	struct shca_hw_cqe *cqe;
+	struct shca_qp *q;
+
+	for (;;) {
+		/* The acquire orders the body's loads after the owner's. */
+		if (!shca_cqe_published(cq->ring, cq->log_depth, cq->ci))
+			return 0;
+		cqe = &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
+		if (!*qp || (*qp)->vqp.qp.qp_num != cqe->qpn)
+			*qp = shca_qp_lookup(ctx, cqe->qpn);
+		q = *qp;
+		cq->ci++;
+		/* The sweep leaves none the table cannot place. */
+		if (!q || !shca_cqe_complete(cqe, &q->sq, &q->rq,
+					     q->vqp.qp.srq ?
+					     shca_srq_take_slot : NULL,
+					     q->vqp.qp.srq ?
+					     to_ssrq(q->vqp.qp.srq) : NULL, c))
+			continue;
+		/* An error took the QP to ERR: later receives need a kick. */
+		if (c->status != IBV_WC_SUCCESS)
+			__atomic_store_n(&q->state, IBV_QPS_ERR,
+					 __ATOMIC_RELEASE);
+		return 1;
+	}
+}
+
+/* Give the device the slots polled since @start. */
+static void shca_cq_release(struct shca_cq *cq, uint32_t start)
+{
+	if (cq->ci != start)
+		store_release(&cq->dbrec->ci, cq->ci);
 }
 
 int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
-	struct shca_context *ctx = to_sctx(ibcq->context);
 	struct shca_cq *cq = to_scq(ibcq);
 	struct shca_qp *qp = NULL;
-	struct shca_hw_cqe *cqe;
+	struct shca_cqe_wc c;
 	uint32_t start;
-	int n = 0;
+	int n;
 
-	pthread_spin_lock(&cq->lock);
+	shca_cq_lock(cq);
 	start = cq->ci;
-	while (n < ne) {
-		/* The acquire orders the body's loads after the owner's. */
-		if (!shca_cqe_published(cq->ring, cq->log_depth, cq->ci))
-			break;
-		cqe = &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
-		if (!qp || qp->vqp.qp.qp_num != cqe->qpn)
-			qp = shca_qp_lookup(ctx, cqe->qpn);
-		cq->ci++;
-		/* The sweep leaves none the table cannot place. */
-		if (!qp || !shca_cqe_to_wc(qp, cqe, &wc[n]))
-			continue;
-		/* An error took the QP to ERR: later receives need a kick. */
-		if (wc[n].status != IBV_WC_SUCCESS)
-			__atomic_store_n(&qp->state, IBV_QPS_ERR,
-					 __ATOMIC_RELEASE);
-		n++;
+	for (n = 0; n < ne && shca_cq_take(cq, &qp, &c); n++) {
+		shca_cqe_wc_copy(&wc[n], &c);
+		wc[n].qp_num = c.qpn;
+		if (c.wc_flags & IBV_WC_WITH_IMM)
+			wc[n].imm_data = c.imm_inv;
+		if (c.wc_flags & IBV_WC_WITH_INV)
+			wc[n].invalidated_rkey = c.imm_inv;
 	}
-	if (cq->ci != start)
-		store_release(&cq->dbrec->ci, cq->ci);
-	pthread_spin_unlock(&cq->lock);
+	shca_cq_release(cq, start);
+	shca_cq_unlock(cq);
 	return n;
+}
+
+/* --- ibv_start_poll(), ibv_next_poll(), ibv_end_poll() ----------------- */
+
+/* Make the completion just taken the current one. */
+static void shca_cqx_set_cur(struct shca_cq *cq)
+{
+	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
+	cq->vcq.cq_ex.status = cq->cur.status;
+}
+
+static int shca_cqx_start_poll(struct ibv_cq_ex *cqx,
+			       struct ibv_poll_cq_attr *attr)
+{
+	struct shca_cq *cq = cqx_to_scq(cqx);
+	struct timespec mono, real;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	shca_cq_lock(cq);
+	cq->batch_ci = cq->ci;
+	cq->batch_qp = NULL;
+	if (!shca_cq_take(cq, &cq->batch_qp, &cq->cur)) {
+		/* No batch: ibv_end_poll() is not called after ENOENT. */
+		shca_cq_release(cq, cq->batch_ci);
+		shca_cq_unlock(cq);
+		return ENOENT;
+	}
+	if (cq->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) {
+		/* The device clock is CLOCK_MONOTONIC: one offset per batch. */
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		clock_gettime(CLOCK_REALTIME, &real);
+		cq->wallclock_offset =
+			((int64_t)real.tv_sec - mono.tv_sec) * 1000000000LL +
+			(real.tv_nsec - mono.tv_nsec);
+	}
+	shca_cqx_set_cur(cq);
+	return 0;
+}
+
+static int shca_cqx_next_poll(struct ibv_cq_ex *cqx)
+{
+	struct shca_cq *cq = cqx_to_scq(cqx);
+
+	if (!shca_cq_take(cq, &cq->batch_qp, &cq->cur))
+		return ENOENT;
+	shca_cqx_set_cur(cq);
+	return 0;
+}
+
+static void shca_cqx_end_poll(struct ibv_cq_ex *cqx)
+{
+	struct shca_cq *cq = cqx_to_scq(cqx);
+
+	shca_cq_release(cq, cq->batch_ci);
+	shca_cq_unlock(cq);
+}
+
+static enum ibv_wc_opcode shca_cqx_read_opcode(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.opcode;
+}
+
+static uint32_t shca_cqx_read_vendor_err(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.vendor_err;
+}
+
+static uint32_t shca_cqx_read_byte_len(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.byte_len;
+}
+
+/*
+ * Immediate data as the sender gave it, or the invalidated key, which
+ * ibv_wc_read_invalidated_rkey() takes from here in network order.
+ */
+static __be32 shca_cqx_read_imm_data(struct ibv_cq_ex *cqx)
+{
+	const struct shca_cqe_wc *c = &cqx_to_scq(cqx)->cur;
+
+	if (c->wc_flags & IBV_WC_WITH_INV)
+		return htobe32(c->imm_inv);
+	return c->imm_inv;
+}
+
+static uint32_t shca_cqx_read_qp_num(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.qpn;
+}
+
+static uint32_t shca_cqx_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.src_qp;
+}
+
+static unsigned int shca_cqx_read_wc_flags(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.wc_flags;
+}
+
+/* RoCE has no LIDs: what ibv_poll_cq() reports, zero. */
+static uint32_t shca_cqx_read_slid(struct ibv_cq_ex *cqx)
+{
+	return 0;
+}
+
+static uint8_t shca_cqx_read_sl(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.sl;
+}
+
+static uint8_t shca_cqx_read_dlid_path_bits(struct ibv_cq_ex *cqx)
+{
+	return 0;
+}
+
+/* In device clock ticks: nanoseconds of CLOCK_MONOTONIC. */
+static uint64_t shca_cqx_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.timestamp;
+}
+
+static uint64_t shca_cqx_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+{
+	struct shca_cq *cq = cqx_to_scq(cqx);
+
+	return cq->cur.timestamp + cq->wallclock_offset;
+}
+
+/* The checks of ibv_create_cq_ex() that the kernel does not make. */
+static int shca_cq_ex_attr_ok(const struct ibv_cq_init_attr_ex *attr)
+{
+	/* No parent domains, and no mask bits libshca does not know. */
+	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS)
+		return EOPNOTSUPP;
+	/* CVLAN, flow tag and tag matching are no RoCE device's. */
+	if (attr->wc_flags & ~(uint64_t)SHCA_CQ_WC_FLAGS)
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		return EOPNOTSUPP;
+	return 0;
+}
+
+static void shca_cq_ex_set_ops(struct ibv_cq_ex *cqx)
+{
+	cqx->start_poll = shca_cqx_start_poll;
+	cqx->next_poll = shca_cqx_next_poll;
+	cqx->end_poll = shca_cqx_end_poll;
+	cqx->read_opcode = shca_cqx_read_opcode;
+	cqx->read_vendor_err = shca_cqx_read_vendor_err;
+	cqx->read_byte_len = shca_cqx_read_byte_len;
+	cqx->read_imm_data = shca_cqx_read_imm_data;
+	cqx->read_qp_num = shca_cqx_read_qp_num;
+	cqx->read_src_qp = shca_cqx_read_src_qp;
+	cqx->read_wc_flags = shca_cqx_read_wc_flags;
+	cqx->read_slid = shca_cqx_read_slid;
+	cqx->read_sl = shca_cqx_read_sl;
+	cqx->read_dlid_path_bits = shca_cqx_read_dlid_path_bits;
+	cqx->read_completion_ts = shca_cqx_read_completion_ts;
+	cqx->read_completion_wallclock_ns =
+		shca_cqx_read_completion_wallclock_ns;
+}
+
+struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct shca_uresp_create_cq_ex resp = {};
+	struct shca_ucmd_create_cq_ex cmd = {};
+	struct shca_cq *cq;
+	int ret;
+
+	ret = shca_cq_ex_attr_ok(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	if (pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE))
+		goto err_free;
+	cq->wc_flags = attr->wc_flags;
+	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	/* The kernel checks the depth and the vector: EINVAL. */
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
+	if (ret) {
+		errno = ret;
+		goto err_lock;
+	}
+	ret = shca_cq_map(ibctx, cq, &resp.drv);
+	if (ret)
+		goto err_destroy;
+	shca_cq_ex_set_ops(&cq->vcq.cq_ex);
+	return &cq->vcq.cq_ex;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+	errno = ret;
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	return NULL;
 }
 
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited)

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 
 #include "shca.h"
@@ -67,6 +68,27 @@ static int shca_query_device(struct ibv_context *ibctx,
 	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
 		 "%u.%u.%u", (unsigned int)(fw >> 32) & 0xffff,
 		 (unsigned int)(fw >> 16) & 0xffff, (unsigned int)fw & 0xffff);
+	return 0;
+}
+
+/*
+ * The device clock, which stamps every CQE, is the kernel's
+ * CLOCK_MONOTONIC in nanoseconds (hca_core_clock 1000000 kHz): the
+ * process reads it itself, no system call.
+ */
+static int shca_query_rt_values(struct ibv_context *ibctx,
+				struct ibv_values_ex *values)
+{
+	uint32_t mask = values->comp_mask;
+
+	if (mask & ~IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	values->comp_mask = 0;
+	if (mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		if (clock_gettime(CLOCK_MONOTONIC, &values->raw_clock))
+			return errno;
+		values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+	}
 	return 0;
 }
 
@@ -192,6 +214,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
+	.create_cq_ex = shca_create_cq_ex,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
 	.create_srq = shca_create_srq,
@@ -212,6 +235,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.query_device_ex = shca_query_device,
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
+	.query_rt_values = shca_query_rt_values,
 	.query_srq = shca_query_srq,
 	.reg_mr = shca_reg_mr,
 	.req_notify_cq = shca_req_notify_cq,

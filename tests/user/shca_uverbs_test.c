@@ -18,6 +18,9 @@
  *                                   memory.max fails with ENOMEM
  *   shca_uverbs_test DEV limits     QPs and CQs until the device refuses;
  *                                   prints "limits QPS CQS"
+ *   shca_uverbs_test DEV cqex       extended CQs: refused attributes, and
+ *                                   every read_* field against ibv_poll_cq,
+ *                                   timestamps against the device clock
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
@@ -28,6 +31,7 @@
  * It reaches under libshca (struct shca_qp and friends) to write into the
  * mapped rings directly, as a buggy or hostile process could.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -1668,6 +1673,380 @@ static void test_limits(void)
 	traffic_ok("limits_device_works_after");
 }
 
+/* --- extended CQs --------------------------------------------------------- */
+
+/* A completion, as either poll API reports it. */
+struct cqx_wc {
+	uint64_t wr_id;
+	int status, opcode, wc_flags;
+	uint32_t vendor_err, byte_len, imm, qp_num, src_qp, slid;
+	uint8_t sl, dlid_path_bits;
+	uint64_t ts, wallclock;
+};
+
+static uint64_t ns_of(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ULL + t->tv_nsec;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return ns_of(&t);
+}
+
+static struct ibv_cq_ex *new_cqx(struct ibv_context *ctx, uint64_t wc_flags,
+				 uint32_t mask, uint32_t flags, uint32_t cqe,
+				 uint32_t vector)
+{
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = cqe, .comp_vector = vector, .wc_flags = wc_flags,
+		.comp_mask = mask, .flags = flags,
+	};
+
+	errno = 0;
+	return ibv_create_cq_ex(ctx, &a);
+}
+
+static void cqx_refused(struct ibv_context *ctx, const char *name, int want,
+			uint64_t wc_flags, uint32_t mask, uint32_t flags,
+			uint32_t cqe, uint32_t vector)
+{
+	struct ibv_cq_ex *cq = new_cqx(ctx, wc_flags, mask, flags, cqe, vector);
+	int err = errno;
+
+	CHECK(!cq && err == want, name, "got %s, want %s",
+	      cq ? "a CQ" : strerror(err), strerror(want));
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+#define CQX_ALL_FLAGS	(IBV_WC_STANDARD_FLAGS | \
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+#define CQX_OPS		5	/* work requests per round, each signaled */
+#define CQX_DONE	(CQX_OPS + 3)	/* and the three that take receives */
+#define CQX_WCS		(CQX_DONE + 1)	/* and a flushed receive */
+
+/* Poll @n completions with ibv_poll_cq(). */
+static int cqx_poll_legacy(struct ibv_cq *cq, struct ibv_qp *a,
+			   struct cqx_wc *out, int n)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!poll_one(cq, &wc))
+			return i;
+		out[i] = (struct cqx_wc){
+			.wr_id = wc.wr_id, .status = wc.status,
+			.opcode = wc.opcode, .wc_flags = wc.wc_flags,
+			.vendor_err = wc.vendor_err, .byte_len = wc.byte_len,
+			.imm = wc.wc_flags & IBV_WC_WITH_INV ?
+			       wc.invalidated_rkey : be32toh(wc.imm_data),
+			.qp_num = wc.qp_num == a->qp_num ? 1 : 2,
+			.src_qp = wc.src_qp, .slid = wc.slid, .sl = wc.sl,
+			.dlid_path_bits = wc.dlid_path_bits,
+		};
+	}
+	return n;
+}
+
+static void cqx_read(struct ibv_cq_ex *cq, struct ibv_qp *a, struct cqx_wc *w)
+{
+	*w = (struct cqx_wc){
+		.wr_id = cq->wr_id, .status = cq->status,
+		.opcode = ibv_wc_read_opcode(cq),
+		.wc_flags = ibv_wc_read_wc_flags(cq),
+		.vendor_err = ibv_wc_read_vendor_err(cq),
+		.byte_len = ibv_wc_read_byte_len(cq),
+		.qp_num = ibv_wc_read_qp_num(cq) == a->qp_num ? 1 : 2,
+		.src_qp = ibv_wc_read_src_qp(cq),
+		.slid = ibv_wc_read_slid(cq), .sl = ibv_wc_read_sl(cq),
+		.dlid_path_bits = ibv_wc_read_dlid_path_bits(cq),
+		.ts = ibv_wc_read_completion_ts(cq),
+		.wallclock = ibv_wc_read_completion_wallclock_ns(cq),
+	};
+	w->imm = w->wc_flags & IBV_WC_WITH_INV ?
+		 ibv_wc_read_invalidated_rkey(cq) :
+		 be32toh(ibv_wc_read_imm_data(cq));
+}
+
+/* Poll @n completions with ibv_start_poll(), in batches of up to four. */
+static int cqx_poll_ex(struct ibv_cq_ex *cq, struct ibv_qp *a,
+		       struct cqx_wc *out, int n)
+{
+	struct ibv_poll_cq_attr attr = {};
+	int got = 0, spins = 0, in_batch, ret;
+
+	while (got < n && spins < 500000) {
+		ret = ibv_start_poll(cq, &attr);
+		if (ret == ENOENT) {
+			if (++spins > 1000)
+				usleep(10);
+			continue;
+		}
+		if (ret)
+			return -ret;
+		in_batch = 0;
+		do {
+			cqx_read(cq, a, &out[got++]);
+			in_batch++;
+		} while (got < n && in_batch < 4 && !ibv_next_poll(cq));
+		ibv_end_poll(cq);
+	}
+	return got;
+}
+
+/*
+ * One round of traffic between two new QPs on @cq: a send with immediate,
+ * an RDMA write with immediate, a read, a fetch-and-add and a send, then
+ * a receive flushed by moving b to ERR.
+ */
+static void cqx_round(struct pair *p, struct ibv_cq *cq)
+{
+	static const enum ibv_wr_opcode ops[CQX_OPS] = {
+		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM,
+		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_SEND,
+	};
+	struct ibv_sge sge = { (uintptr_t)p->buf, 64, p->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int i;
+
+	p->a = new_qp(p, cq, IBV_QPT_RC);
+	p->b = new_qp(p, cq, IBV_QPT_RC);
+	if (connect_qp(p, p->a, p->b->qp_num) ||
+	    connect_qp(p, p->b, p->a->qp_num))
+		die("connect");
+	for (i = 0; i < 3; i++)
+		if (post_recv(p->b, p->mr, p->buf + 8192 + 256 * i, 256,
+			      100 + i))
+			die("post_recv");
+	for (i = 0; i < CQX_OPS; i++) {
+		wr.wr_id = i + 1;
+		wr.opcode = ops[i];
+		wr.imm_data = htobe32(0x5ca1ab1e + i);
+		sge.length = ops[i] == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 64;
+		if (ops[i] == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			wr.wr.atomic.remote_addr = (uintptr_t)p->buf + 16384;
+			wr.wr.atomic.rkey = p->mr->rkey;
+			wr.wr.atomic.compare_add = 1;
+		} else {
+			wr.wr.rdma.remote_addr = (uintptr_t)p->buf + 20480;
+			wr.wr.rdma.rkey = p->mr->rkey;
+		}
+		if (ibv_post_send(p->a, &wr, &bad))
+			die("ibv_post_send");
+	}
+}
+
+/* A receive for b, flushed by moving b to ERR. */
+static void cqx_round_end(struct pair *p)
+{
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+
+	if (post_recv(p->b, p->mr, p->buf + 12288, 64, 200) ||
+	    ibv_modify_qp(p->b, &err, IBV_QP_STATE))
+		die("flush");
+}
+
+/*
+ * The two QPs' completions interleave on the CQ as the device's timing
+ * has it: match them by wr_id, unique in a round.
+ */
+static void cqx_compare(const char *name, const struct cqx_wc *l,
+			const struct cqx_wc *xs, int n)
+{
+	const struct cqx_wc *x;
+	int i, j, bad = -1;
+
+	for (i = 0; i < n && bad < 0; i++) {
+		for (j = 0; j < n && xs[j].wr_id != l[i].wr_id; j++)
+			;
+		x = j < n ? &xs[j] : NULL;
+		if (!x || l[i].status != x->status ||
+		    l[i].opcode != x->opcode ||
+		    l[i].wc_flags != x->wc_flags ||
+		    l[i].vendor_err != x->vendor_err ||
+		    (l[i].status == IBV_WC_SUCCESS &&
+		     l[i].byte_len != x->byte_len) ||
+		    l[i].imm != x->imm || l[i].qp_num != x->qp_num ||
+		    l[i].src_qp != x->src_qp || l[i].slid != x->slid ||
+		    l[i].sl != x->sl ||
+		    l[i].dlid_path_bits != x->dlid_path_bits)
+			bad = i;
+	}
+	x = bad < 0 || j == n ? NULL : &xs[j];
+	CHECK(bad < 0, name,
+	      "wr_id %llu: %s; status %d/%d opcode %d/%d flags %#x/%#x len %u/%u imm %#x/%#x qp %u/%u",
+	      bad < 0 ? 0ULL : (unsigned long long)l[bad].wr_id,
+	      x ? "differs" : "missing", bad < 0 ? 0 : l[bad].status,
+	      x ? x->status : 0, bad < 0 ? 0 : l[bad].opcode,
+	      x ? x->opcode : 0, bad < 0 ? 0 : l[bad].wc_flags,
+	      x ? x->wc_flags : 0, bad < 0 ? 0 : l[bad].byte_len,
+	      x ? x->byte_len : 0, bad < 0 ? 0 : l[bad].imm, x ? x->imm : 0,
+	      bad < 0 ? 0 : l[bad].qp_num, x ? x->qp_num : 0);
+}
+
+/*
+ * The same traffic twice on one extended CQ: polled with ibv_poll_cq(),
+ * then with ibv_start_poll(); every read_* field must equal the legacy
+ * one, and the timestamps lie between two ibv_query_rt_values_ex() reads,
+ * in order, with the wallclock ones between two CLOCK_REALTIME reads.
+ */
+static void cqx_traffic(struct ibv_context *ctx, const char *tag,
+			uint32_t flags)
+{
+	struct cqx_wc legacy[CQX_WCS], ex[CQX_WCS];
+	struct ibv_values_ex v0 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_values_ex v1 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	uint64_t real0, real1, prev;
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *cq;
+	char name[64];
+	struct pair p;
+	int n, i, ok;
+
+	memset(&p, 0, sizeof(p));
+	p.ctx = ctx;
+	p.pd = ibv_alloc_pd(ctx);
+	p.buf = aligned_alloc(4096, BUFSZ);
+	if (!p.pd || !p.buf)
+		die("cqex resources");
+	memset(p.buf, 0, BUFSZ);
+	p.mr = ibv_reg_mr(p.pd, p.buf, BUFSZ, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC);
+	cqx = new_cqx(ctx, CQX_ALL_FLAGS, flags ? IBV_CQ_INIT_ATTR_MASK_FLAGS : 0,
+		      flags, 64, 0);
+	snprintf(name, sizeof(name), "cqex_%s_create", tag);
+	CHECK(cqx && p.mr, name, "%s", strerror(errno));
+	if (!cqx || !p.mr)
+		return;
+	cq = ibv_cq_ex_to_cq(cqx);
+
+	cqx_round(&p, cq);
+	n = cqx_poll_legacy(cq, p.a, legacy, CQX_DONE);
+	cqx_round_end(&p);
+	n += cqx_poll_legacy(cq, p.a, legacy + n, 1);
+	snprintf(name, sizeof(name), "cqex_%s_poll_cq", tag);
+	CHECK(n == CQX_WCS, name, "%d completions of %d", n, CQX_WCS);
+	if (ibv_destroy_qp(p.a) || ibv_destroy_qp(p.b))
+		die("ibv_destroy_qp");
+
+	ibv_query_rt_values_ex(ctx, &v0);
+	real0 = now_ns(CLOCK_REALTIME);
+	cqx_round(&p, cq);
+	n = cqx_poll_ex(cqx, p.a, ex, CQX_DONE);
+	cqx_round_end(&p);
+	if (n == CQX_DONE)
+		n += cqx_poll_ex(cqx, p.a, ex + n, 1);
+	real1 = now_ns(CLOCK_REALTIME);
+	ibv_query_rt_values_ex(ctx, &v1);
+	snprintf(name, sizeof(name), "cqex_%s_start_poll", tag);
+	CHECK(n == CQX_WCS, name, "%d completions of %d", n, CQX_WCS);
+	if (n == CQX_WCS) {
+		snprintf(name, sizeof(name), "cqex_%s_fields_match_poll_cq",
+			 tag);
+		cqx_compare(name, legacy, ex, n);
+		prev = ns_of(&v0.raw_clock);
+		ok = -1;
+		for (i = 0; i < n && ok < 0; i++) {
+			if (ex[i].ts < prev || ex[i].ts > ns_of(&v1.raw_clock))
+				ok = i;
+			prev = ex[i].ts;
+		}
+		snprintf(name, sizeof(name), "cqex_%s_timestamps_in_order",
+			 tag);
+		CHECK(ok < 0, name, "CQE %d at %llu, clock %llu..%llu", ok,
+		      ok < 0 ? 0ULL : (unsigned long long)ex[ok].ts,
+		      (unsigned long long)ns_of(&v0.raw_clock),
+		      (unsigned long long)ns_of(&v1.raw_clock));
+		ok = -1;
+		for (i = 0; i < n && ok < 0; i++)
+			/*
+			 * Converted with an offset read at start_poll, in
+			 * two clock reads: allow a millisecond between them.
+			 */
+			if (ex[i].wallclock + 1000000 < real0 ||
+			    ex[i].wallclock > real1 + 1000000)
+				ok = i;
+		snprintf(name, sizeof(name), "cqex_%s_wallclock", tag);
+		CHECK(ok < 0, name, "CQE %d at %llu, wallclock %llu..%llu", ok,
+		      ok < 0 ? 0ULL : (unsigned long long)ex[ok].wallclock,
+		      (unsigned long long)real0, (unsigned long long)real1);
+	}
+	if (ibv_destroy_qp(p.a) || ibv_destroy_qp(p.b) ||
+	    ibv_destroy_cq(cq) || ibv_dereg_mr(p.mr) || ibv_dealloc_pd(p.pd))
+		die("cqex teardown");
+	free(p.buf);
+}
+
+static void test_cqex(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RESERVED };
+	struct ibv_poll_cq_attr pattr = { .comp_mask = 1 };
+	struct ibv_device_attr_ex attr;
+	struct ibv_cq_ex *cq;
+	int ret;
+
+	ret = ibv_query_device_ex(ctx, NULL, &attr);
+	CHECK(!ret && attr.hca_core_clock == 1000000 &&
+	      attr.completion_timestamp_mask == ~0ULL, "cqex_device_clock",
+	      "ret %d clock %llu kHz mask %#llx", ret,
+	      (unsigned long long)attr.hca_core_clock,
+	      (unsigned long long)attr.completion_timestamp_mask);
+	ret = ibv_query_rt_values_ex(ctx, &v);
+	CHECK(ret == EINVAL, "cqex_rt_values_unknown_mask", "got %s",
+	      strerror(ret));
+
+	cqx_refused(ctx, "cqex_cvlan", EOPNOTSUPP, IBV_WC_EX_WITH_CVLAN, 0, 0,
+		    16, 0);
+	cqx_refused(ctx, "cqex_flow_tag", EOPNOTSUPP, IBV_WC_EX_WITH_FLOW_TAG,
+		    0, 0, 16, 0);
+	cqx_refused(ctx, "cqex_tm_info", EOPNOTSUPP, IBV_WC_EX_WITH_TM_INFO, 0,
+		    0, 16, 0);
+	cqx_refused(ctx, "cqex_unknown_wc_flag", EOPNOTSUPP, 1ULL << 40, 0, 0,
+		    16, 0);
+	cqx_refused(ctx, "cqex_parent_domain", EOPNOTSUPP, 0,
+		    IBV_CQ_INIT_ATTR_MASK_PD, 0, 16, 0);
+	cqx_refused(ctx, "cqex_unknown_comp_mask", EOPNOTSUPP, 0, 1U << 20, 0,
+		    16, 0);
+	cqx_refused(ctx, "cqex_ignore_overrun", EOPNOTSUPP, 0,
+		    IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		    IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, 16, 0);
+	cqx_refused(ctx, "cqex_unknown_flag", EOPNOTSUPP, 0,
+		    IBV_CQ_INIT_ATTR_MASK_FLAGS, 1U << 12, 16, 0);
+	cqx_refused(ctx, "cqex_zero_cqe", EINVAL, 0, 0, 0, 0, 0);
+	cqx_refused(ctx, "cqex_too_many_cqe", EINVAL, 0, 0, 0,
+		    attr.orig_attr.max_cqe + 1, 0);
+	cqx_refused(ctx, "cqex_bad_vector", EINVAL, 0, 0, 0, 16,
+		    ctx->num_comp_vectors);
+
+	cq = new_cqx(ctx, CQX_ALL_FLAGS, 0, 0, 16, 0);
+	CHECK(cq, "cqex_all_flags", "%s", strerror(errno));
+	if (cq) {
+		ret = ibv_start_poll(cq, &pattr);
+		CHECK(ret == EINVAL, "cqex_start_poll_comp_mask", "got %s",
+		      strerror(ret));
+		/* Nothing was locked: an empty start_poll works after it. */
+		pattr.comp_mask = 0;
+		ret = ibv_start_poll(cq, &pattr);
+		CHECK(ret == ENOENT, "cqex_start_poll_empty", "got %s",
+		      strerror(ret));
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	}
+
+	cqx_traffic(ctx, "locked", 0);
+	cqx_traffic(ctx, "single_threaded", IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	ibv_close_device(ctx);
+	traffic_ok("cqex_device_works_after");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -1680,6 +2059,7 @@ int main(int argc, char **argv)
 		{ "reset", test_reset }, { "teardown", test_teardown },
 		{ "hold", test_hold }, { "flood", test_flood },
 		{ "memcg", test_memcg }, { "limits", test_limits },
+		{ "cqex", test_cqex },
 	};
 	size_t i;
 

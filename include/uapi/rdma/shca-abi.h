@@ -436,8 +436,12 @@ enum shca_hw_net_type {
  * @flags: SHCA_CQE_F_*
  * @net_type: enum shca_hw_net_type, with SHCA_CQE_F_GRH
  * @sl: service level
- * @rsvd: zero
- * @rsvd2: zero
+ * @timestamp: when the device wrote the CQE, on its free-running clock,
+ *	which counts the nanoseconds of the kernel's CLOCK_MONOTONIC
+ *	(query_device: hca_core_clock 1000000 kHz, all 64 bits in the
+ *	completion timestamp mask); little-endian and unaligned, in the
+ *	bytes the first ABI reserved, so that the CQE stays 32 bytes with
+ *	the owner byte last
  * @owner: bit 0 is the phase: the device writes 1 on its first pass over
  *	the ring, 0 on the second, and so on; a CQE whose phase does not
  *	match the consumer's pass is not valid yet
@@ -453,8 +457,7 @@ struct shca_hw_cqe {
 	__u8 flags;
 	__u8 net_type;
 	__u8 sl;
-	__u8 rsvd;
-	__u8 rsvd2[7];
+	__u8 timestamp[8];
 	__u8 owner;
 };
 

@@ -79,7 +79,8 @@ static int shca_cq_user_init(struct shca_dev *sdev, struct shca_cq *cq,
 /**
  * shca_create_cq() - create a completion queue
  * @ibcq: the object ib_core allocated
- * @attr: depth and flags
+ * @attr: depth, vector and flags; of the flags, only
+ *	IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
  * @attrs: for a process's CQ, struct shca_create_cq_cmd in and
  *	struct shca_create_cq_resp out; NULL for the kernel's
  *
@@ -101,7 +102,8 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		if (err)
 			return err;
 	}
-	if (attr->flags) {
+	/* Every CQE carries its completion time: asking for it is free. */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION) {
 		shca_dbg(sdev, "unsupported CQ flags %#x\n", attr->flags);
 		return -EOPNOTSUPP;
 	}

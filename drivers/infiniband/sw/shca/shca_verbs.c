@@ -125,6 +125,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_total_mcast_qp_attach = c->max_total_mcast_qp_attach;
 	attr->local_ca_ack_delay = c->local_ca_ack_delay;
 	attr->atomic_cap = IB_ATOMIC_HCA;
+	/* The clock every CQE is stamped with. */
+	attr->hca_core_clock = c->core_clock_khz;
+	attr->timestamp_mask = c->timestamp_mask;
 	/*
 	 * Only what the device does: fast registration and local and remote
 	 * invalidation, RNR NAKs from an RC responder with no receive

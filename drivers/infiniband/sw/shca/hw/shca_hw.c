@@ -25,6 +25,7 @@
 #include <linux/moduleparam.h>
 #include <linux/ratelimit.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
 
@@ -88,6 +89,9 @@ static const struct shca_hw_caps shca_hw_default_caps = {
 	.max_mcast_grp			= 64,
 	.max_mcast_qp_attach		= 8,
 	.max_total_mcast_qp_attach	= 128,
+	/* The clock counts nanoseconds of CLOCK_MONOTONIC: 1 GHz, 64 bits. */
+	.core_clock_khz			= NSEC_PER_SEC / 1000,
+	.timestamp_mask			= U64_MAX,
 };
 
 #define SHCA_HW_DEFAULT_PKEY	0xffff
@@ -280,6 +284,24 @@ const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw)
 	return hw->caps;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_caps);
+
+/**
+ * shca_hw_read_clock() - read the device's free-running clock
+ * @hw: the device
+ *
+ * A register read: it never sleeps and never fails.  The clock ticks at
+ * caps->core_clock_khz and has the bits of caps->timestamp_mask.  It is
+ * the kernel's CLOCK_MONOTONIC in nanoseconds (ktime_get_ns()), so a
+ * process reads the same clock with clock_gettime(CLOCK_MONOTONIC), and
+ * it goes on counting through a suspend of the device's users.
+ *
+ * Return: the clock's count now.
+ */
+u64 shca_hw_read_clock(struct shca_hw *hw)
+{
+	return ktime_get_ns() & hw->caps->timestamp_mask;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_read_clock);
 
 /*
  * Whether a command may fail by injection: commands that release a

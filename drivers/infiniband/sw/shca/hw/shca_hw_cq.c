@@ -14,6 +14,7 @@
  */
 #include <linux/lockdep.h>
 #include <linux/slab.h>
+#include <linux/unaligned.h>
 
 #include "shca_hw_int.h"
 
@@ -87,11 +88,13 @@ static bool shca_hw_cq_overflow(struct shca_hw_cq *cq)
 /**
  * shca_hw_cq_write() - produce one CQE
  * @cq: the CQ
- * @cqe: its contents; the owner byte is the device's business
+ * @cqe: its contents; the device fills in the timestamp and the owner byte
  * @solicited: the completion is solicited, for CQs armed for those only
  *
  * A full ring is an overflow: the CQE is lost, the CQ goes to error and
  * the CQ error event is raised, once.
+ *
+ * The CQE is stamped with the device clock as it is published.
  *
  * One writer at a time per CQ, body then owner byte, so CQEs are
  * published in ring order: an entry is never valid while one before it is
@@ -124,6 +127,8 @@ void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 	}
 	slot = &cq->ring[cq->pi & ((1U << cq->log_depth) - 1)];
 	memcpy(slot, cqe, offsetof(struct shca_hw_cqe, owner));
+	/* Read under the lock: a CQ's timestamps never go back in ring order. */
+	put_unaligned_le64(shca_hw_read_clock(hw), slot->timestamp);
 	dma_wmb();
 	WRITE_ONCE(slot->owner, !((cq->pi >> cq->log_depth) & 1));
 	cq->pi++;

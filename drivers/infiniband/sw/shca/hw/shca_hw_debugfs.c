@@ -62,6 +62,8 @@ static int shca_hw_caps_show(struct seq_file *s, void *unused)
 		{ "max_mcast_grp", c->max_mcast_grp },
 		{ "max_mcast_qp_attach", c->max_mcast_qp_attach },
 		{ "max_total_mcast_qp_attach", c->max_total_mcast_qp_attach },
+		{ "core_clock_khz", c->core_clock_khz },
+		{ "timestamp_mask", c->timestamp_mask },
 	};
 	int i;
 

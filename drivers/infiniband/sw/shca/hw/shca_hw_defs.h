@@ -61,6 +61,10 @@
  * @max_mcast_grp: multicast groups in the group table
  * @max_mcast_qp_attach: QPs attached to one multicast group
  * @max_total_mcast_qp_attach: QP attachments over all groups
+ * @core_clock_khz: the rate of the free-running device clock, in kHz;
+ *	every CQE carries its completion time on it
+ * @timestamp_mask: the bits of that clock, and of a CQE's timestamp,
+ *	that count; the clock wraps to zero past it
  */
 struct shca_hw_caps {
 	u64 max_mr_size;
@@ -90,6 +94,8 @@ struct shca_hw_caps {
 	u32 max_mcast_grp;
 	u32 max_mcast_qp_attach;
 	u32 max_total_mcast_qp_attach;
+	u32 core_clock_khz;
+	u64 timestamp_mask;
 };
 
 /**
