@@ -26,7 +26,7 @@
 # else fails the test: an acknowledged write lost.  After each case the
 # host disconnects, and neither device may keep a QP, CQ, MR or PD of
 # NVMe's.  The checker itself must catch a record that claims a write the
-# disk does not hold.
+# disk does not hold.  The debug kernel runs case (c) only.
 # shca-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nvme_lib.sh"
@@ -126,9 +126,9 @@ run_case() {
 	fi
 	python3 "$blocks" check "$disk" $base 1024 "$rec" ||
 		fail "($name) an acknowledged write is not on the namespace"
-	if [ "$name" = a ]; then
-		# The checker's own test: a record claiming a write that was
-		# never made must fail.
+	if [ "$name" = a ] || [ "${SHCA_KERNEL:-}" = debug ]; then
+		# The checker's own test (in the first case run): a record
+		# claiming a write that was never made must fail.
 		awk '!d && $1 == "ack" { $3 += 1000000; d = 1 } 1' "$rec" > "$rec.bad"
 		if python3 "$blocks" check "$disk" $base 1024 "$rec.bad" > /dev/null; then
 			fail "the checker passed a record of a write that was never made"
@@ -140,8 +140,12 @@ run_case() {
 	echo "$(date +%T) ($name) ok; nothing of NVMe's left on shca0 or shca1"
 }
 
-run_case a 0 disconnect
-run_case b 1 delete-host
+# make check's debug guest has time for one case: (c), the device going
+# away under the target while the host still sends to it.
+if [ "${SHCA_KERNEL:-}" != debug ]; then
+	run_case a 0 disconnect
+	run_case b 1 delete-host
+fi
 run_case c 2 delete-target
 
 trap - EXIT
