@@ -38,13 +38,17 @@ static void shca_test_device_answers_from_caps(struct kunit *test)
 	/*
 	 * Every flag is a promise some suite keeps: fast registration and
 	 * invalidation (shca_fast_reg, shca_remote_inv), RNR NAKs
-	 * (shca_qp_errors), PORT_ACTIVE (below), the image GUID (here).
+	 * (shca_qp_errors), PORT_ACTIVE (below), the image GUID (here),
+	 * FLUSH of both placement types and atomic write (shca_flush).
 	 * Nothing else is set: no local DMA lkey, no SG_GAPS MRs.
 	 */
 	KUNIT_EXPECT_EQ(test, (u64)(IB_DEVICE_MEM_MGT_EXTENSIONS |
 				    IB_DEVICE_RC_RNR_NAK_GEN |
 				    IB_DEVICE_PORT_ACTIVE_EVENT |
-				    IB_DEVICE_SYS_IMAGE_GUID),
+				    IB_DEVICE_SYS_IMAGE_GUID |
+				    IB_DEVICE_FLUSH_GLOBAL |
+				    IB_DEVICE_FLUSH_PERSISTENT |
+				    IB_DEVICE_ATOMIC_WRITE),
 			attr.device_cap_flags);
 	KUNIT_EXPECT_EQ(test, (u64)IBK_ALLOW_USER_UNREG, attr.kernel_cap_flags);
 	KUNIT_EXPECT_NE(test, 0ULL, be64_to_cpu(attr.sys_image_guid));
