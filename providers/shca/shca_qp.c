@@ -123,8 +123,12 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	struct shca_qp *qp;
 	int ret;
 
+	/* No create flags are supported: the mask may name none. */
 	if ((attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				 IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (attr->send_ops_flags & ~shca_send_ops(attr->qp_type)))) {
 		errno = EOPNOTSUPP;
