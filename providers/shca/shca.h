@@ -108,6 +108,16 @@ struct shca_uresp_create_cq {
 	struct shca_create_cq_resp drv;
 };
 
+struct shca_ucmd_resize_cq {
+	struct ibv_resize_cq ibv_cmd;
+	struct shca_resize_cq_cmd drv;
+};
+
+struct shca_uresp_resize_cq {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct shca_resize_cq_resp drv;
+};
+
 struct shca_ucmd_create_qp {
 	struct ibv_create_qp ibv_cmd;
 	struct shca_create_qp_cmd drv;
@@ -126,6 +136,11 @@ struct shca_ucmd_create_srq {
 struct shca_uresp_create_srq {
 	struct ib_uverbs_create_srq_resp ibv_resp;
 	struct shca_create_srq_resp drv;
+};
+
+struct shca_ucmd_modify_srq {
+	struct ibv_modify_srq ibv_cmd;
+	struct shca_modify_srq_cmd drv;
 };
 
 struct shca_uresp_get_context {
@@ -216,6 +231,7 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 			      int comp_vector);
 int shca_destroy_cq(struct ibv_cq *ibcq);
 int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited);
 void shca_qp_sweep(struct shca_qp *qp, int forget);
 

@@ -79,6 +79,46 @@ int shca_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/*
+ * The kernel moves the unpolled CQEs, from the consumer index in the
+ * doorbell record on, to the start of a new ring and maps it at a new
+ * offset.  The poll lock is held throughout, so no poll or sweep moves the
+ * index meanwhile, and none sees the old ring after the switch.
+ */
+int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct shca_cq *cq = to_scq(ibcq);
+	struct shca_uresp_resize_cq resp = {};
+	struct shca_ucmd_resize_cq cmd = {};
+	void *map;
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	/* The device starts from here; polls have stored it already. */
+	store_release(&cq->dbrec->ci, cq->ci);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto out;
+	map = shca_map(ibcq->context, resp.drv.mmap_offset,
+		       resp.drv.mmap_len);
+	if (!map) {
+		/* The device writes a ring this process cannot see. */
+		ret = errno;
+		goto out;
+	}
+	munmap(cq->map, cq->map_len);
+	cq->map = map;
+	cq->map_len = resp.drv.mmap_len;
+	cq->ring = map;
+	cq->dbrec = (void *)((char *)map + resp.drv.dbrec_offset);
+	cq->log_depth = resp.drv.log_depth;
+	cq->ci = 0;
+out:
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
 static int shca_cqe_to_wc(struct shca_qp *qp, const struct shca_hw_cqe *cqe,
 			  struct ibv_wc *wc)
 {
