@@ -270,6 +270,19 @@ static int ks_step_srq_modify(void)
 	return err;
 }
 
+static int ks_step_srq_resize(void)
+{
+	struct ib_srq_attr attr = { .max_wr = 4 * KS_DEPTH };
+	struct ib_srq *srq = ks_srq();
+	int err;
+
+	if (IS_ERR(srq))
+		return PTR_ERR(srq);
+	err = ib_modify_srq(srq, &attr, IB_SRQ_MAX_WR);
+	ib_destroy_srq(srq);
+	return err;
+}
+
 static int ks_step_srq_query(void)
 {
 	struct ib_srq_attr attr;
@@ -326,6 +339,7 @@ static const struct {
 	{ "mcast_attach", ks_step_mcast_attach },
 	{ "srq", ks_step_srq },
 	{ "srq_modify", ks_step_srq_modify },
+	{ "srq_resize", ks_step_srq_resize },
 	{ "srq_query", ks_step_srq_query },
 	{ "port", ks_step_port },
 	{ "pkey", ks_step_pkey },

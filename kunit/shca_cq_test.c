@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * KUnit: completion queues, through the real driver: arming for the next
- * and for solicited completions, missed events, resize with live CQEs,
+ * and for solicited completions, missed events, resize with live CQEs
+ * (also under a CQE the device is still writing),
  * interrupt moderation and refused attributes.
  */
 #include <kunit/test.h>
@@ -130,6 +131,62 @@ static void shca_test_resize_keeps_cqes(struct kunit *test)
 	shca_test_expect(test, a, IB_WC_SUCCESS, 4);
 }
 
+static void shca_test_cq_window_reset(void *win)
+{
+	shca_hw_window_release(win);
+	shca_hw_window_set_qpn(win, 0);
+}
+
+/*
+ * Hold the device between a CQE's body and its owner byte, resize the CQ
+ * under it (first too small, then to a ring the held CQE fills exactly),
+ * and let it go: the held CQE lands in the new ring after the three moved
+ * ones, nothing is lost, and the CQ goes on working.
+ */
+static void shca_test_resize_in_cqe_publish_window(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct shca_hw_window *win;
+	int i, err, cqe;
+	u64 passes;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_connect(test, a, b);
+	cqe = a->cq->cqe;
+	for (i = 1; i <= 3; i++) {
+		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, i, 0, 0,
+					  8, 0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+	}
+	shca_test_wait_idle(test, a);
+	win = shca_hw_window(to_shca_dev(a->dev)->hw, SHCA_WIN_CQE_PUBLISH);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_test_cq_window_reset,
+							   win));
+	shca_hw_window_set_qpn(win, a->qp->qp_num);
+	shca_hw_window_arm(win);
+	passes = shca_hw_window_passes(win);
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 4, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, passes + 1, shca_hw_window_passes(win));
+
+	/* Three unpolled: a ring of two is refused, the CQ unchanged. */
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_resize_cq(a->cq, 1));
+	KUNIT_EXPECT_EQ(test, cqe, a->cq->cqe);
+	KUNIT_ASSERT_EQ(test, 0, ib_resize_cq(a->cq, 3));
+	KUNIT_EXPECT_EQ(test, 3, a->cq->cqe);
+	shca_hw_window_release(win);
+	for (i = 1; i <= 4; i++)
+		shca_test_expect(test, a, IB_WC_SUCCESS, i);
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
+	KUNIT_EXPECT_EQ(test, 0ULL,
+			shca_test_counter(a->dev, SHCA_CNT_CQ_OVERFLOW));
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 5, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 5);
+}
+
 static void shca_test_moderation_holds_the_event_until_count(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
@@ -176,6 +233,7 @@ static struct kunit_case shca_cq_cases[] = {
 	KUNIT_CASE(shca_test_notify_solicited_ignores_unsolicited),
 	KUNIT_CASE(shca_test_notify_reports_missed_events),
 	KUNIT_CASE(shca_test_resize_keeps_cqes),
+	KUNIT_CASE(shca_test_resize_in_cqe_publish_window),
 	KUNIT_CASE(shca_test_moderation_holds_the_event_until_count),
 	KUNIT_CASE(shca_test_create_cq_refuses_bad_attrs),
 	{}

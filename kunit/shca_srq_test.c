@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit: shared receive queues, through the real driver.
+ * KUnit: shared receive queues, through the real driver, resize among them.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -122,12 +122,104 @@ static void shca_test_srq_limit_fires_once_and_disarms(struct kunit *test)
 	/* The limit disarms itself when it fires. */
 	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
 	KUNIT_EXPECT_EQ(test, 0U, attr.srq_limit);
-	attr.max_wr = 16;
-	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, ib_modify_srq(s->srq, &attr,
-							 IB_SRQ_MAX_WR));
+	/* Over the depth: refused, alone and with a resize. */
 	attr.srq_limit = 9;
 	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_srq(s->srq, &attr,
 						     IB_SRQ_LIMIT));
+	attr.max_wr = 8;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_srq(s->srq, &attr,
+						     IB_SRQ_MAX_WR |
+						     IB_SRQ_LIMIT));
+	/* Armed again with a resize, it fires on the new depth. */
+	attr.max_wr = 16;
+	attr.srq_limit = 3;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_srq(s->srq, &attr,
+					       IB_SRQ_MAX_WR | IB_SRQ_LIMIT));
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 16U, attr.max_wr);
+	KUNIT_EXPECT_EQ(test, 3U, attr.srq_limit);
+	clear_bit(IB_EVENT_SRQ_LIMIT_REACHED, &s->events);
+	err = shca_test_post_send(a, b, IB_WR_SEND, 3, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 3);
+	end = jiffies + 5 * HZ;
+	while (!test_bit(IB_EVENT_SRQ_LIMIT_REACHED, &s->events) &&
+	       !time_after(jiffies, end))
+		usleep_range(50, 200);
+	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_SRQ_LIMIT_REACHED,
+					 &s->events));
+}
+
+/*
+ * IB_SRQ_MAX_WR keeps every posted receive and every completed one not yet
+ * polled: growing lets more be posted, a shrink below the slots in use is
+ * refused with nothing changed, and one that fits works once they are
+ * polled.
+ */
+static void shca_test_srq_resize_keeps_receives(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_srq_attr attr = {};
+	struct ib_device *da, *db;
+	struct shca_test_srq *s;
+	int i, err;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_test_srq_new(test, db, 4, 0, 1);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, i * 256,
+							     256));
+	/* One consumed, not polled: four slots in use. */
+	err = shca_test_post_send(a, b, IB_WR_SEND, 100, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 100);
+
+	attr.max_wr = 2;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_srq(s->srq, &attr,
+						     IB_SRQ_MAX_WR));
+	attr.max_wr = db->attrs.max_srq_wr + 1;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_srq(s->srq, &attr,
+						     IB_SRQ_MAX_WR));
+	attr.max_wr = 0;
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_srq(s->srq, &attr,
+						     IB_SRQ_MAX_WR));
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 4U, attr.max_wr);
+	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 4, 0, 256));
+
+	attr.max_wr = 12;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_srq(s->srq, &attr, IB_SRQ_MAX_WR));
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 16U, attr.max_wr);
+	for (i = 4; i < 16; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
+	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 16, 0, 256));
+	/* In posting order, the one consumed before the move first. */
+	for (i = 1; i < 16; i++) {
+		err = shca_test_post_send(a, b, IB_WR_SEND, 100 + i, 0, 0, 8,
+					  0);
+		KUNIT_ASSERT_EQ(test, 0, err);
+		shca_test_expect(test, a, IB_WC_SUCCESS, 100 + i);
+	}
+	for (i = 0; i < 16; i++)
+		shca_test_expect(test, b, IB_WC_SUCCESS, i);
+
+	/* All polled: a shrink fits. */
+	attr.max_wr = 2;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_srq(s->srq, &attr, IB_SRQ_MAX_WR));
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 2U, attr.max_wr);
+	for (i = 0; i < 2; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 20 + i, 0,
+							     256));
+	KUNIT_EXPECT_EQ(test, -ENOMEM, shca_test_post_recv(b, 22, 0, 256));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 200, 0, 0, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 200);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 20);
 }
 
 /* The SRQ's SGE limit, not the QP's, governs what its WQEs may hold. */
@@ -186,6 +278,7 @@ static struct kunit_case shca_srq_cases[] = {
 	KUNIT_CASE(shca_test_srq_shared_by_two_qps),
 	KUNIT_CASE(shca_test_srq_full_and_recycled),
 	KUNIT_CASE(shca_test_srq_limit_fires_once_and_disarms),
+	KUNIT_CASE(shca_test_srq_resize_keeps_receives),
 	KUNIT_CASE(shca_test_srq_scatters_over_sges),
 	KUNIT_CASE(shca_test_srq_qp_error_raises_last_wqe_reached),
 	{}

@@ -139,6 +139,16 @@ struct shca_uresp_create_cq_ex {
 	struct shca_create_cq_resp drv;
 };
 
+struct shca_ucmd_resize_cq {
+	struct ibv_resize_cq ibv_cmd;
+	struct shca_resize_cq_cmd drv;
+};
+
+struct shca_uresp_resize_cq {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct shca_resize_cq_resp drv;
+};
+
 struct shca_ucmd_create_qp {
 	struct ibv_create_qp ibv_cmd;
 	struct shca_create_qp_cmd drv;
@@ -157,6 +167,11 @@ struct shca_ucmd_create_srq {
 struct shca_uresp_create_srq {
 	struct ib_uverbs_create_srq_resp ibv_resp;
 	struct shca_create_srq_resp drv;
+};
+
+struct shca_ucmd_modify_srq {
+	struct ibv_modify_srq ibv_cmd;
+	struct shca_modify_srq_cmd drv;
 };
 
 struct shca_uresp_get_context {
@@ -254,6 +269,7 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr);
 int shca_destroy_cq(struct ibv_cq *ibcq);
 int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited);
 void shca_qp_sweep(struct shca_qp *qp, int forget);
 

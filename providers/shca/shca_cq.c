@@ -103,6 +103,46 @@ static void shca_cq_unlock(struct shca_cq *cq)
 }
 
 /*
+ * The kernel moves the unpolled CQEs, from the consumer index in the
+ * doorbell record on, to the start of a new ring and maps it at a new
+ * offset.  The poll lock is held throughout, so no poll or sweep moves the
+ * index meanwhile, and none sees the old ring after the switch.
+ */
+int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct shca_cq *cq = to_scq(ibcq);
+	struct shca_uresp_resize_cq resp = {};
+	struct shca_ucmd_resize_cq cmd = {};
+	void *map;
+	int ret;
+
+	shca_cq_lock(cq);
+	/* The device starts from here; polls have stored it already. */
+	store_release(&cq->dbrec->ci, cq->ci);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto out;
+	map = shca_map(ibcq->context, resp.drv.mmap_offset,
+		       resp.drv.mmap_len);
+	if (!map) {
+		/* The device writes a ring this process cannot see. */
+		ret = errno;
+		goto out;
+	}
+	munmap(cq->map, cq->map_len);
+	cq->map = map;
+	cq->map_len = resp.drv.mmap_len;
+	cq->ring = map;
+	cq->dbrec = (void *)((char *)map + resp.drv.dbrec_offset);
+	cq->log_depth = resp.drv.log_depth;
+	cq->ci = 0;
+out:
+	shca_cq_unlock(cq);
+	return ret;
+}
+
+/*
  * Take the next CQE that completes a work request off the ring, decoded
  * by the kernel's own decoder into @c; @qp caches the QP of the last one.
  * Returns 0 when the ring holds no valid CQE.  Under the poll lock.

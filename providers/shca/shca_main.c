@@ -153,6 +153,26 @@ static int shca_dereg_mr(struct verbs_mr *vmr)
 	return ret;
 }
 
+/*
+ * In place: the keys stay, the kernel rewrites the MR's MPT entry.  The
+ * new translation's device address is its process address, as for
+ * shca_reg_mr() through ibv_reg_mr().
+ */
+static int shca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			 void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret)
+		errno = ret;
+	return ret;
+}
+
 /* --- address handles --------------------------------------------------- */
 
 static struct ibv_ah *shca_create_ah(struct ibv_pd *pd,
@@ -239,6 +259,8 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.query_srq = shca_query_srq,
 	.reg_mr = shca_reg_mr,
 	.req_notify_cq = shca_req_notify_cq,
+	.rereg_mr = shca_rereg_mr,
+	.resize_cq = shca_resize_cq,
 };
 
 static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,

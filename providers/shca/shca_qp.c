@@ -123,10 +123,15 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	struct shca_uresp_create_qp resp = {};
 	struct shca_ucmd_create_qp cmd = {};
 	struct shca_qp *qp;
+	uint32_t mask;
 	int ret;
 
+	/* No create flags are supported: the mask may name none. */
 	if ((attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				 IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (attr->send_ops_flags & ~shca_send_ops(attr->qp_type)))) {
 		errno = EOPNOTSUPP;
@@ -135,8 +140,15 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+	/*
+	 * No create flags is the same create as none named, and the
+	 * command takes no CREATE_FLAGS bit: hide it for the call.
+	 */
+	mask = attr->comp_mask;
+	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
 	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	attr->comp_mask = mask;
 	if (ret) {
 		free(qp);
 		errno = ret;

@@ -2,7 +2,8 @@
 /*
  * libshca: shared receive queues.  The free slot stack and the wr_ids are
  * the process's, under the SRQ's lock; the slot arithmetic is the
- * kernel's (shca_wq.h).  Posting is in shca_post.c.
+ * kernel's (shca_wq.h).  Posting is in shca_post.c.  A resize keeps slot
+ * numbers: the kernel moves the posted WQEs to new memory.
  */
 #include <config.h>
 
@@ -64,11 +65,113 @@ err_free:
 	return NULL;
 }
 
+/* The depth the kernel gives a request for @max_wr WQEs. */
+static uint32_t shca_srq_log_depth(uint32_t max_wr)
+{
+	uint32_t log = 1;
+
+	while ((1U << log) < max_wr)
+		log++;
+	return log;
+}
+
+/*
+ * The new free stack and wr_ids for 2^@log slots.  Slot numbers are kept,
+ * so every slot in use must be below the new depth.
+ */
+static int shca_srq_resize_slots(struct shca_srq *srq, uint32_t log,
+				 uint32_t *free_slots, uint32_t *nr_free,
+				 __u64 *wrid)
+{
+	uint32_t old_depth = 1U << srq->log_depth, depth = 1U << log;
+	uint32_t i, slot, above = 0, n = 0;
+
+	for (i = depth; i-- > old_depth;)
+		free_slots[n++] = i;
+	for (i = 0; i < srq->nr_free; i++) {
+		slot = srq->free_slots[i];
+		if (slot < depth && n < depth)
+			free_slots[n++] = slot;
+		else if (slot >= depth)
+			above++;
+	}
+	if (depth < old_depth && above != old_depth - depth)
+		return EINVAL;
+	memcpy(wrid, srq->wrid,
+	       sizeof(*wrid) * (depth < old_depth ? depth : old_depth));
+	*nr_free = n;
+	return 0;
+}
+
+/*
+ * A resize: under the posting lock, the kernel moves the posted WQEs to
+ * new memory, slot numbers and indices kept, and says where it is.
+ */
+static int shca_srq_resize(struct shca_srq *srq, struct ibv_srq_attr *attr,
+			   int mask)
+{
+	struct shca_modify_srq_resp resp = {};
+	struct shca_ucmd_modify_srq cmd = {};
+	uint32_t log, nr_free, *free_slots;
+	__u64 *wrid;
+	void *map;
+	int ret;
+
+	if (!attr->max_wr || attr->max_wr > (1U << 30))
+		return EINVAL;
+	log = shca_srq_log_depth(attr->max_wr);
+	free_slots = calloc(1U << log, sizeof(*free_slots));
+	wrid = calloc(1U << log, sizeof(*wrid));
+	if (!free_slots || !wrid) {
+		ret = ENOMEM;
+		goto out_free;
+	}
+	cmd.drv.resp_addr = (uintptr_t)&resp;
+	pthread_spin_lock(&srq->lock);
+	ret = shca_srq_resize_slots(srq, log, free_slots, &nr_free, wrid);
+	if (!ret)
+		ret = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask,
+					 &cmd.ibv_cmd, sizeof(cmd));
+	if (ret)
+		goto out_unlock;
+	map = shca_map(srq->vsrq.srq.context, resp.mmap_offset,
+		       resp.mmap_len);
+	if (!map || resp.log_depth != log) {
+		/* The device reads memory this process cannot write. */
+		ret = map ? EIO : errno;
+		if (map)
+			munmap(map, resp.mmap_len);
+		goto out_unlock;
+	}
+	munmap(srq->map, srq->map_len);
+	srq->map = map;
+	srq->map_len = resp.mmap_len;
+	srq->slots = map;
+	srq->index_ring = (void *)((char *)map + resp.index_offset);
+	srq->dbrec = (void *)((char *)map + resp.dbrec_offset);
+	srq->log_depth = log;
+	free(srq->free_slots);
+	free(srq->wrid);
+	srq->free_slots = free_slots;
+	srq->wrid = wrid;
+	srq->nr_free = nr_free;
+	free_slots = NULL;
+	wrid = NULL;
+out_unlock:
+	pthread_spin_unlock(&srq->lock);
+out_free:
+	free(free_slots);
+	free(wrid);
+	return ret;
+}
+
 int shca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int mask)
 {
 	struct ibv_modify_srq cmd = {};
 
+	if (mask & IBV_SRQ_MAX_WR)
+		return shca_srq_resize(to_ssrq(ibsrq), attr, mask);
 	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
 }
 

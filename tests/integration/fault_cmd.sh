@@ -5,9 +5,12 @@
 # unchanged, the knob has disarmed itself, and the same verb then works.
 # Kernel verbs go through shca_kstep.ko (one verb per write, its errno the
 # write's); SET_PORT and SET_GID come from netdev events, QUERY_CQ and
-# QUERY_COUNTERS from the rdma tool.
+# QUERY_COUNTERS from the rdma tool, REREG_MPT from a process's
+# ibv_rereg_mr().
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
+
+use_rdma_core
 
 mkdummy shca_d0
 rdma link add shca0 type shca netdev shca_d0
@@ -47,6 +50,9 @@ verb() {
 	MODIFY_CQ) kstep cq_modify ;;
 	CREATE_SRQ) kstep srq ;;
 	MODIFY_SRQ) kstep srq_modify ;;
+	RESIZE_SRQ) kstep srq_resize ;;
+	# The kernel has no rereg of its own MRs: a process's.
+	REREG_MPT) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 rereg_step ;;
 	QUERY_SRQ) kstep srq_query ;;
 	CREATE_QP) kstep qp_rc ;;
 	MODIFY_QP) kstep qp_modify ;;

@@ -16,7 +16,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 [ -x "$t" ] || fail "no $t; run scripts/build-user.sh"
 
 failed=0
-for c in udata mmap rings mr flush reset cqex; do
+for c in udata mmap rings mr flush reset cqex resize; do
 	echo "--- $c"
 	timeout 120 "$t" shca0 $c | tee "$SHCA_OUT/uverbs-$c.txt" || failed=1
 	grep -q '^ok ' "$SHCA_OUT/uverbs-$c.txt" || failed=1

@@ -49,22 +49,23 @@ class Result(unittest.TestResult):
         self.why = ''
         self.detail = ''
 
-    def _bad(self, err, kind):
+    def _bad(self, test, err, kind):
         self.outcome = 'FAIL'
         self.why = kind
-        self.detail += self._exc_info_to_string(err, None)
+        # The traceback cleaner needs the test (its failureException).
+        self.detail += self._exc_info_to_string(err, test)
 
     def addFailure(self, test, err):
-        self._bad(err, 'failure')
+        self._bad(test, err, 'failure')
 
     def addError(self, test, err):
-        self._bad(err, 'error')
+        self._bad(test, err, 'error')
 
     def addSubTest(self, test, subtest, err):
         if err is not None:
             kind = 'failure' if issubclass(err[0], test.failureException) \
                 else 'error'
-            self._bad(err, kind)
+            self._bad(test, err, kind)
 
     def addSkip(self, test, reason):
         if self.outcome == 'PASS':
@@ -72,7 +73,7 @@ class Result(unittest.TestResult):
             self.why = reason
 
     def addExpectedFailure(self, test, err):
-        self._bad(err, 'expected failure')
+        self._bad(test, err, 'expected failure')
 
     def addUnexpectedSuccess(self, test):
         self.outcome = 'FAIL'

@@ -21,6 +21,11 @@
  *   shca_uverbs_test DEV cqex       extended CQs: refused attributes, and
  *                                   every read_* field against ibv_poll_cq,
  *                                   timestamps against the device clock
+ *   shca_uverbs_test DEV resize     CQ resize with unpolled CQEs and under
+ *                                   a CQE write (debugfs cqe_publish window),
+ *                                   SRQ resize, rereg_mr each way; bad input
+ *   shca_uverbs_test DEV rereg_step one rereg of an MR's rights: prints 0
+ *                                   or -errno (fault_cmd.sh's REREG_MPT)
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
@@ -35,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <signal.h>
@@ -1208,6 +1214,461 @@ static uint32_t cq_pending(struct ibv_cq *ibcq)
 	return n;
 }
 
+/* --- resizes -------------------------------------------------------------- */
+
+/* Write @val to the debugfs file windows/cqe_publish/@knob of the device. */
+static int window_set(const char *knob, unsigned int val)
+{
+	char path[256];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/debug/shca/%s/windows/cqe_publish/%s", devname,
+		 knob);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%u\n", val) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+static int window_held(void)
+{
+	char path[256];
+	unsigned int v = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/debug/shca/%s/windows/cqe_publish/hold", devname);
+	for (i = 0; i < 5000; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			return 0;
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+		/* 2: a pass is stopped in the window. */
+		if (v == 2)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* Poll @n completions; they must be successes with wr_ids @first on. */
+static int poll_in_order(struct ibv_cq *cq, int n, uint64_t first)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!poll_one(cq, &wc) || wc.status != IBV_WC_SUCCESS ||
+		    wc.wr_id != first + i)
+			return 0;
+	return ibv_poll_cq(cq, 1, &wc) == 0;
+}
+
+static void *post_write6(void *arg)
+{
+	struct pair *p = arg;
+
+	post_send(p->a, IBV_WR_RDMA_WRITE, p->mr, p->buf, 64,
+		  (uintptr_t)p->buf + 4096, p->mr->rkey, 6);
+	return NULL;
+}
+
+struct resize_cmd {
+	struct ibv_resize_cq ibv_cmd;
+	struct shca_resize_cq_cmd drv;
+};
+
+struct resize_resp {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct shca_resize_cq_resp drv;
+};
+
+/*
+ * A process's CQ resized with unpolled CQEs in it: they survive, in order,
+ * growing and shrinking; too small is EINVAL and changes nothing; a CQE the
+ * device is publishing as the ring moves (held in the cqe_publish window)
+ * lands in the new ring; bad driver data is refused.
+ */
+static void test_resize_cq(void)
+{
+	struct resize_resp resp = {};
+	struct resize_cmd cmd = {};
+	pthread_t poster;
+	struct ibv_wc wc;
+	struct pair p;
+	int i, err, cqe, held;
+
+	pair_open(&p);
+	for (i = 1; i <= 5; i++)
+		post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 64,
+			  (uintptr_t)p.buf + 4096, p.mr->rkey, i);
+	for (i = 0; i < 5000 && cq_pending(p.cq) < 5; i++)
+		usleep(1000);
+	cqe = p.cq->cqe;
+	err = ibv_resize_cq(p.cq, 2);
+	CHECK(err == EINVAL && p.cq->cqe == cqe && cq_pending(p.cq) == 5,
+	      "resize_cq_below_unpolled", "err %d cqe %d pending %u", err,
+	      p.cq->cqe, cq_pending(p.cq));
+	err = ibv_resize_cq(p.cq, 5);
+	CHECK(!err && p.cq->cqe >= 5 && p.cq->cqe < cqe &&
+	      cq_pending(p.cq) == 5, "resize_cq_shrink_keeps_cqes",
+	      "err %d cqe %d pending %u", err, p.cq->cqe, cq_pending(p.cq));
+	err = ibv_resize_cq(p.cq, 1000);
+	CHECK(!err && p.cq->cqe >= 1000 && cq_pending(p.cq) == 5,
+	      "resize_cq_grow_keeps_cqes", "err %d cqe %d pending %u", err,
+	      p.cq->cqe, cq_pending(p.cq));
+	CHECK(poll_in_order(p.cq, 5, 1), "resize_cq_cqes_in_order",
+	      "lost, reordered or failed completions");
+
+	/*
+	 * Hold the device between a CQE's body and its owner byte.  The
+	 * doorbell runs an idle QP's turn in the caller, which the window
+	 * stops: post from a thread of its own.
+	 */
+	held = !window_set("qpn", p.a->qp_num) && !window_set("hold", 1);
+	if (pthread_create(&poster, NULL, post_write6, &p))
+		die("pthread_create");
+	held = held && window_held();
+	err = ibv_resize_cq(p.cq, 16);
+	window_set("hold", 0);
+	window_set("qpn", 0);
+	pthread_join(poster, NULL);
+	CHECK(held && !err && poll_in_order(p.cq, 1, 6),
+	      "resize_cq_under_a_cqe_write", "held %d err %d", held, err);
+
+	/* Bad input: depths and driver data. */
+	CHECK(ibv_resize_cq(p.cq, 0) == EINVAL, "resize_cq_zero", "accepted");
+	CHECK(ibv_resize_cq(p.cq, INT32_MAX) == EINVAL, "resize_cq_huge",
+	      "accepted");
+	cmd.drv.comp_mask = 1;
+	err = ibv_cmd_resize_cq(p.cq, 32, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	CHECK(err == EOPNOTSUPP, "resize_cq_unknown_comp_mask", "err %d", err);
+	cmd.drv.comp_mask = 0;
+	cmd.drv.reserved = 1;
+	err = ibv_cmd_resize_cq(p.cq, 32, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	CHECK(err == EOPNOTSUPP, "resize_cq_reserved", "err %d", err);
+	cmd.drv.reserved = 0;
+	err = ibv_cmd_resize_cq(p.cq, 32, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp.ibv_resp));
+	CHECK(err == EINVAL, "resize_cq_short_response", "err %d", err);
+	err = ibv_cmd_resize_cq(p.cq, 32, &cmd.ibv_cmd, sizeof(cmd.ibv_cmd),
+				&resp.ibv_resp, sizeof(resp));
+	CHECK(err == EINVAL, "resize_cq_no_driver_data", "err %d", err);
+	/* None of those moved the ring: it still carries traffic. */
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 64,
+		  (uintptr_t)p.buf + 4096, p.mr->rkey, 7);
+	CHECK(poll_one(p.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      wc.wr_id == 7, "resize_cq_still_works", "no completion");
+	pair_close(&p);
+}
+
+struct modify_srq_cmd {
+	struct ibv_modify_srq ibv_cmd;
+	struct shca_modify_srq_cmd drv;
+};
+
+static int post_srq(struct ibv_srq *srq, struct pair *p, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)p->buf + 8192, 64, p->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+static uint32_t srq_max_wr(struct ibv_srq *srq)
+{
+	struct ibv_srq_attr a = {};
+
+	return ibv_query_srq(srq, &a) ? 0 : a.max_wr;
+}
+
+/*
+ * A process's SRQ resized: posted receives and completed ones not yet
+ * polled survive, in order; a shrink below them is EINVAL and changes
+ * nothing; bad depths and driver data are refused.
+ */
+static void test_resize_srq(void)
+{
+	struct ibv_srq_init_attr sinit = { .attr = { .max_wr = 4,
+						     .max_sge = 1 } };
+	struct ibv_device_attr dattr;
+	struct modify_srq_cmd cmd = {};
+	struct ibv_srq_attr a = {};
+	struct ibv_qp_init_attr qinit = {};
+	struct ibv_qp *qa, *qb;
+	struct ibv_srq *srq;
+	struct ibv_cq *rcq;
+	struct ibv_wc wc;
+	struct pair p;
+	int i, err, ok;
+
+	pair_open(&p);
+	if (ibv_query_device(p.ctx, &dattr))
+		die("ibv_query_device");
+	srq = ibv_create_srq(p.pd, &sinit);
+	rcq = ibv_create_cq(p.ctx, 64, NULL, NULL, 0);
+	if (!srq || !rcq)
+		die("SRQ resources");
+	qinit.send_cq = rcq;
+	qinit.recv_cq = rcq;
+	qinit.srq = srq;
+	qinit.qp_type = IBV_QPT_RC;
+	qinit.cap.max_send_wr = 16;
+	qinit.cap.max_send_sge = 1;
+	qb = ibv_create_qp(p.pd, &qinit);
+	qa = new_qp(&p, p.cq, IBV_QPT_RC);
+	if (!qb || connect_qp(&p, qa, qb->qp_num) ||
+	    connect_qp(&p, qb, qa->qp_num))
+		die("SRQ QPs");
+	for (i = 0; i < 4; i++)
+		post_srq(srq, &p, 100 + i);
+	post_send(qa, IBV_WR_SEND, p.mr, p.buf, 16, 0, 0, 1);
+	ok = poll_one(p.cq, &wc) && wc.status == IBV_WC_SUCCESS;
+	/* Four slots in use: three posted, one completed and not polled. */
+	a.max_wr = 2;
+	err = ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR);
+	CHECK(ok && err == EINVAL && srq_max_wr(srq) == 4,
+	      "resize_srq_below_in_use", "err %d max_wr %u", err,
+	      srq_max_wr(srq));
+	a.max_wr = 12;
+	err = ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR);
+	CHECK(!err && srq_max_wr(srq) == 16, "resize_srq_grow",
+	      "err %d max_wr %u", err, srq_max_wr(srq));
+	for (i = 4, err = 0; i < 16; i++)
+		err |= post_srq(srq, &p, 100 + i);
+	CHECK(!err && post_srq(srq, &p, 116) == ENOMEM,
+	      "resize_srq_grown_takes_more", "posting failed");
+	for (i = 1, ok = 1; i < 16; i++) {
+		post_send(qa, IBV_WR_SEND, p.mr, p.buf, 16, 0, 0, 1 + i);
+		ok &= poll_one(p.cq, &wc) && wc.status == IBV_WC_SUCCESS;
+	}
+	for (i = 0; i < 16; i++)
+		ok &= poll_one(rcq, &wc) && wc.status == IBV_WC_SUCCESS &&
+		      wc.wr_id == 100 + (uint64_t)i;
+	CHECK(ok, "resize_srq_receives_in_order", "lost or reordered");
+	a.max_wr = 2;
+	err = ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR);
+	CHECK(!err && srq_max_wr(srq) == 2, "resize_srq_shrink",
+	      "err %d max_wr %u", err, srq_max_wr(srq));
+	post_srq(srq, &p, 200);
+	post_send(qa, IBV_WR_SEND, p.mr, p.buf, 16, 0, 0, 50);
+	ok = poll_one(p.cq, &wc) && wc.status == IBV_WC_SUCCESS;
+	CHECK(ok && poll_one(rcq, &wc) && wc.wr_id == 200,
+	      "resize_srq_shrunk_works", "no receive");
+
+	/* Bad input. */
+	a.max_wr = 0;
+	CHECK(ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR) == EINVAL,
+	      "resize_srq_zero", "accepted");
+	a.max_wr = dattr.max_srq_wr + 1;
+	CHECK(ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR) == EINVAL,
+	      "resize_srq_over_max", "accepted");
+	a.max_wr = 8;
+	a.srq_limit = 9;
+	CHECK(ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT) ==
+	      EINVAL, "resize_srq_limit_over_depth", "accepted");
+	a.srq_limit = 0;
+	cmd.drv.comp_mask = 1;
+	err = ibv_cmd_modify_srq(srq, &a, IBV_SRQ_MAX_WR, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	CHECK(err == EOPNOTSUPP, "resize_srq_unknown_comp_mask", "err %d",
+	      err);
+	cmd.drv.comp_mask = 0;
+	err = ibv_cmd_modify_srq(srq, &a, IBV_SRQ_MAX_WR, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	CHECK(err == EINVAL, "resize_srq_no_response_address", "err %d", err);
+	err = ibv_cmd_modify_srq(srq, &a, IBV_SRQ_MAX_WR, &cmd.ibv_cmd,
+				 sizeof(cmd.ibv_cmd));
+	CHECK(err == EINVAL, "resize_srq_no_driver_data", "err %d", err);
+	CHECK(srq_max_wr(srq) == 2, "resize_srq_bad_input_changes_nothing",
+	      "max_wr %u", srq_max_wr(srq));
+	if (ibv_destroy_qp(qa) || ibv_destroy_qp(qb) ||
+	    ibv_destroy_srq(srq) || ibv_destroy_cq(rcq))
+		die("SRQ teardown");
+	pair_close(&p);
+}
+
+static void reconnect(struct pair *p)
+{
+	if (reset_qp(p->a) || reset_qp(p->b) ||
+	    connect_qp(p, p->a, p->b->qp_num) ||
+	    connect_qp(p, p->b, p->a->qp_num))
+		die("reconnect");
+}
+
+/* An RDMA WRITE of 64 bytes through @mr at @addr: its status. */
+static int rereg_write(struct pair *p, struct ibv_mr *mr, char *addr,
+		       uint64_t wr_id)
+{
+	struct ibv_wc wc = {};
+
+	memset(p->buf, (int)wr_id, 64);
+	memset(addr, 0, 64);
+	post_send(p->a, IBV_WR_RDMA_WRITE, p->mr, p->buf, 64,
+		  (uintptr_t)addr, mr->rkey, wr_id);
+	if (!poll_one(p->cq, &wc) || wc.wr_id != wr_id)
+		return -1;
+	if (wc.status == IBV_WC_SUCCESS && memcmp(addr, p->buf, 64))
+		return -2;
+	return wc.status;
+}
+
+#define RW	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+
+/*
+ * ibv_rereg_mr each way and all together, keys kept; bad input refused
+ * with nothing changed.
+ */
+static void test_rereg(void)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	struct ibv_pd fake, *pd2;
+	uint32_t lkey, rkey;
+	char *r1, *r2;
+	struct ibv_mr *mr;
+	struct pair p;
+	int st, err;
+
+	pair_open(&p);
+	r1 = aligned_alloc(4096, 8192);
+	r2 = aligned_alloc(4096, 4096);
+	pd2 = ibv_alloc_pd(p.ctx);
+	if (!r1 || !r2 || !pd2)
+		die("rereg resources");
+	mr = ibv_reg_mr(p.pd, r1, 8192, RW);
+	if (!mr)
+		die("ibv_reg_mr");
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	CHECK(rereg_write(&p, mr, r1, 1) == IBV_WC_SUCCESS, "rereg_before",
+	      "write failed");
+
+	err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_LOCAL_WRITE);
+	st = rereg_write(&p, mr, r1, 2);
+	CHECK(!err && st == IBV_WC_REM_ACCESS_ERR, "rereg_access_revoked",
+	      "err %d status %d", err, st);
+	reconnect(&p);
+	err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, RW);
+	st = rereg_write(&p, mr, r1 + 4096, 3);
+	CHECK(!err && st == IBV_WC_SUCCESS, "rereg_access_granted",
+	      "err %d status %d", err, st);
+
+	err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, r2,
+			   4096, 0);
+	st = rereg_write(&p, mr, r2, 4);
+	CHECK(!err && st == IBV_WC_SUCCESS && mr->addr == r2,
+	      "rereg_translation_new", "err %d status %d", err, st);
+	st = rereg_write(&p, mr, r1, 5);
+	CHECK(st == IBV_WC_REM_ACCESS_ERR, "rereg_translation_old_gone",
+	      "status %d", st);
+	reconnect(&p);
+
+	err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	st = rereg_write(&p, mr, r2, 6);
+	CHECK(!err && st == IBV_WC_REM_ACCESS_ERR, "rereg_pd_other",
+	      "err %d status %d", err, st);
+	reconnect(&p);
+	err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, p.pd, NULL, 0, 0);
+	st = rereg_write(&p, mr, r2, 7);
+	CHECK(!err && st == IBV_WC_SUCCESS, "rereg_pd_back",
+	      "err %d status %d", err, st);
+
+	err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION |
+			   IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS,
+			   pd2, r1, 8192, RW | IBV_ACCESS_REMOTE_READ);
+	if (!err)
+		err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, p.pd, NULL, 0,
+				   0);
+	st = rereg_write(&p, mr, r1 + 4096, 8);
+	CHECK(!err && st == IBV_WC_SUCCESS && mr->lkey == lkey &&
+	      mr->rkey == rkey, "rereg_all_keys_kept",
+	      "err %d status %d keys %#x/%#x", err, st, mr->lkey, mr->rkey);
+
+	/* Bad input: refused, and the MR works as before. */
+	errno = 0;
+	err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_REMOTE_WRITE);
+	CHECK(err && errno == EINVAL, "rereg_remote_write_without_local",
+	      "err %d errno %d", err, errno);
+	err = ibv_cmd_rereg_mr(verbs_get_mr(mr), 1 << 5, NULL, 0, 0, 0,
+			       NULL, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	CHECK(err == EOPNOTSUPP, "rereg_unknown_flag", "err %d", err);
+	err = ibv_cmd_rereg_mr(verbs_get_mr(mr), 0, NULL, 0, 0, 0, NULL,
+			       &cmd, sizeof(cmd), &resp, sizeof(resp));
+	CHECK(err == EINVAL, "rereg_no_flags", "err %d", err);
+	memset(&fake, 0, sizeof(fake));
+	fake.context = p.ctx;
+	fake.handle = 0x7fff0000;
+	err = ibv_cmd_rereg_mr(verbs_get_mr(mr), IBV_REREG_MR_CHANGE_PD, NULL,
+			       0, 0, 0, &fake, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	/* ib_core's answer for a handle its context does not hold. */
+	CHECK(err == ENOENT, "rereg_unknown_pd", "err %d", err);
+	err = ibv_cmd_rereg_mr(verbs_get_mr(mr),
+			       IBV_REREG_MR_CHANGE_TRANSLATION, r1, 0,
+			       (uintptr_t)r1, 0, NULL, &cmd, sizeof(cmd),
+			       &resp, sizeof(resp));
+	CHECK(err == EINVAL, "rereg_zero_length", "err %d", err);
+	err = ibv_cmd_rereg_mr(verbs_get_mr(mr),
+			       IBV_REREG_MR_CHANGE_TRANSLATION, r1, 4096,
+			       (uintptr_t)r1 + 8, 0, NULL, &cmd, sizeof(cmd),
+			       &resp, sizeof(resp));
+	CHECK(err == EINVAL, "rereg_page_offsets_differ", "err %d", err);
+	st = rereg_write(&p, mr, r1, 9);
+	CHECK(st == IBV_WC_SUCCESS, "rereg_bad_input_changes_nothing",
+	      "status %d", st);
+	if (ibv_dereg_mr(mr) || ibv_dealloc_pd(pd2))
+		die("rereg teardown");
+	free(r1);
+	free(r2);
+	pair_close(&p);
+}
+
+/*
+ * One ibv_rereg_mr() of an MR's rights; prints "0", or minus the errno.
+ * For fault_cmd.sh, whose verb for REREG_MPT it is.
+ */
+static void test_rereg_step(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	char *buf = aligned_alloc(4096, 4096);
+	struct ibv_mr *mr;
+	int err;
+
+	if (!pd || !buf)
+		die("rereg_step resources");
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		die("ibv_reg_mr");
+	errno = 0;
+	err = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   RW);
+	printf("%d\n", err ? -errno : 0);
+	if (ibv_dereg_mr(mr) || ibv_dealloc_pd(pd) || ibv_close_device(ctx))
+		die("rereg_step teardown");
+	free(buf);
+}
+
+static void test_resize(void)
+{
+	test_resize_cq();
+	test_resize_srq();
+	test_rereg();
+	traffic_ok("resize_traffic_after");
+}
+
 /* --- teardown with a shared CQ ------------------------------------------ */
 
 #define NEIGHBOURS	3
@@ -2060,6 +2521,7 @@ int main(int argc, char **argv)
 		{ "hold", test_hold }, { "flood", test_flood },
 		{ "memcg", test_memcg }, { "limits", test_limits },
 		{ "cqex", test_cqex },
+		{ "resize", test_resize }, { "rereg_step", test_rereg_step },
 	};
 	size_t i;
 

@@ -23,8 +23,8 @@
  *  - Fields are only ever added at the end of a struct or in place of a
  *    reserved field, and one whose zero is a meaningful value comes with
  *    a comp_mask bit that says it is there.
- * Commands that define no driver data (PD, MR, AH, modify, resize) take
- * none: any input or output buffer is EINVAL.
+ * Commands that define no driver data (PD, MR, AH, modify) take none: any
+ * input or output buffer is EINVAL.
  *
  * Rings have a power-of-two number of fixed-size entries and free-running
  * 32-bit producer and consumer indices; entry i lives in slot
@@ -83,6 +83,40 @@ struct shca_create_cq_resp {
 	__u32 dbrec_offset;
 	__u32 cqn;
 	__u32 log_depth;
+};
+
+/**
+ * struct shca_resize_cq_cmd - driver data of RESIZE_CQ
+ * @comp_mask: zero, as for struct shca_create_cq_cmd
+ * @reserved: zero
+ *
+ * The provider holds its CQ's poll lock across the command and stores its
+ * consumer index in the doorbell record first: the device moves the CQEs
+ * from that index to the producer's into the new ring.
+ */
+struct shca_resize_cq_cmd {
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+/**
+ * struct shca_resize_cq_resp - where a resized CQ's new ring is
+ * @mmap_offset: offset to mmap() the new ring and doorbell record at
+ * @mmap_len: bytes of that mapping
+ * @dbrec_offset: where the new struct shca_hw_cq_dbrec is
+ * @log_depth: log2 of the new ring's number of CQEs
+ * @reserved: zero
+ *
+ * The unpolled CQEs are at the start of the new ring, in order, and the
+ * consumer index starts over at zero.  The old mapping's offset no longer
+ * maps; the provider unmaps the old ring.
+ */
+struct shca_resize_cq_resp {
+	__aligned_u64 mmap_offset;
+	__u32 mmap_len;
+	__u32 dbrec_offset;
+	__u32 log_depth;
+	__u32 reserved;
 };
 
 /**
@@ -155,6 +189,52 @@ struct shca_create_srq_resp {
 	__u32 srqn;
 	__u32 log_depth;
 	__u32 max_sge;
+	__u32 reserved;
+	__u32 reserved2;
+};
+
+/**
+ * struct shca_modify_srq_cmd - driver data of MODIFY_SRQ
+ * @resp_addr: for a resize (IBV_SRQ_MAX_WR), the address of a
+ *	struct shca_modify_srq_resp in the process, which the kernel fills
+ *	(the command has no response of its own); otherwise unused
+ * @comp_mask: zero, as for struct shca_create_cq_cmd
+ * @reserved: zero
+ *
+ * Optional for a limit alone; a resize of a process's SRQ needs it.  The
+ * provider holds its SRQ's posting lock across the command and checks its
+ * own slots first: the kernel moves the posted WQEs, slot numbers kept, so
+ * a shrink needs every slot in use (posted, or completed and not yet
+ * polled) below the new depth.
+ */
+struct shca_modify_srq_cmd {
+	__aligned_u64 resp_addr;
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+/**
+ * struct shca_modify_srq_resp - where a resized SRQ's new memory is
+ * @mmap_offset: offset to mmap() the new slots, index ring and doorbell
+ *	record at
+ * @mmap_len: bytes of that mapping
+ * @index_offset: where the index ring starts
+ * @dbrec_offset: where the new struct shca_hw_srq_dbrec is; its producer
+ *	index is the old one
+ * @log_depth: log2 of the new number of slots
+ * @reserved: zero
+ * @reserved2: zero
+ *
+ * Written before the SRQ moves: the provider uses it only if the command
+ * succeeds.  Posted WQEs are in the same slots and at the same index ring
+ * indices of the new memory; the old mapping's offset no longer maps.
+ */
+struct shca_modify_srq_resp {
+	__aligned_u64 mmap_offset;
+	__u32 mmap_len;
+	__u32 index_offset;
+	__u32 dbrec_offset;
+	__u32 log_depth;
 	__u32 reserved;
 	__u32 reserved2;
 };

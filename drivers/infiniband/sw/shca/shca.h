@@ -286,6 +286,7 @@ struct shca_srq {
  * @npages: pages in @pages
  * @max_pages: its capacity
  * @umem: the pinned user memory, for user MRs
+ * @access: the IB_ACCESS_* rights of a user MR, for rereg
  */
 struct shca_mr {
 	struct ib_mr ibmr;
@@ -294,6 +295,7 @@ struct shca_mr {
 	u32 npages;
 	u32 max_pages;
 	struct ib_umem *umem;
+	int access;
 };
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
@@ -469,6 +471,9 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
+struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt, int access,
+				 struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt, int access, struct ib_udata *udata);
 

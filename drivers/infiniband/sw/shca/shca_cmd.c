@@ -472,6 +472,30 @@ int shca_cmd_modify_srq(struct shca_dev *sdev, u32 srqn, u32 limit)
 }
 
 /**
+ * shca_cmd_resize_srq() - move an SRQ to new slots and index ring
+ * @sdev: the device
+ * @srqn: the SRQ
+ * @params: the new memory and its depth; pdn, max_sge and limit unused
+ *
+ * Never sleeps: the caller holds its posting lock across it.
+ *
+ * Return: 0, -EINVAL if a posted WQE would not fit or sits in a slot past
+ * the new depth, or the armed limit is over it; on failure the SRQ is
+ * unchanged.
+ */
+int shca_cmd_resize_srq(struct shca_dev *sdev, u32 srqn,
+			const struct shca_hw_srq_create *params)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_RESIZE_SRQ,
+		.index = srqn,
+		.in.srq = *params,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
  * shca_cmd_query_srq() - read an SRQ context
  * @sdev: the device
  * @srqn: the SRQ
@@ -661,6 +685,28 @@ int shca_cmd_alloc_mpt(struct shca_dev *sdev,
 	if (!err)
 		*key = cmd.out.num;
 	return err;
+}
+
+/**
+ * shca_cmd_rereg_mpt() - rewrite a registered MR's MPT entry, key kept
+ * @sdev: the device
+ * @params: what changes, and to what
+ *
+ * When it is done, a new translation is in force and the old page list
+ * unused: the device waits out the accesses that took the old one.
+ *
+ * Return: 0, -EINVAL for bad parameters or an entry that is not a valid
+ * registered MR, or another negative errno; on failure nothing changed.
+ */
+int shca_cmd_rereg_mpt(struct shca_dev *sdev,
+		       const struct shca_hw_mpt_rereg *params)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_REREG_MPT,
+		.in.mpt_rereg = *params,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
 }
 
 /**

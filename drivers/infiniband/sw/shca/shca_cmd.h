@@ -65,6 +65,8 @@ int shca_cmd_destroy_cq(struct shca_dev *sdev, u32 cqn);
 int shca_cmd_create_srq(struct shca_dev *sdev,
 			const struct shca_hw_srq_create *params, u32 *srqn);
 int shca_cmd_modify_srq(struct shca_dev *sdev, u32 srqn, u32 limit);
+int shca_cmd_resize_srq(struct shca_dev *sdev, u32 srqn,
+			const struct shca_hw_srq_create *params);
 int shca_cmd_query_srq(struct shca_dev *sdev, u32 srqn,
 		       struct shca_hw_srq_query *out);
 int shca_cmd_destroy_srq(struct shca_dev *sdev, u32 srqn);
@@ -83,6 +85,8 @@ int shca_cmd_detach_mcast(struct shca_dev *sdev, u32 qpn, const u8 *mgid);
 /* The memory protection table */
 int shca_cmd_alloc_mpt(struct shca_dev *sdev,
 		       const struct shca_hw_mpt_alloc *params, u32 *key);
+int shca_cmd_rereg_mpt(struct shca_dev *sdev,
+		       const struct shca_hw_mpt_rereg *params);
 int shca_cmd_write_mpt(struct shca_dev *sdev,
 		       const struct shca_hw_mpt_write *params);
 int shca_cmd_free_mpt(struct shca_dev *sdev, u32 key);

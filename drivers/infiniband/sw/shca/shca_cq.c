@@ -191,36 +191,83 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/* A process's resize: check its command, map the new ring, say where. */
+static struct rdma_user_mmap_entry *
+shca_cq_user_resize(struct shca_cq *cq, struct ib_udata *udata, void *buf,
+		    u32 log_depth)
+{
+	struct shca_dev *sdev = to_shca_dev(cq->ibcq.device);
+	size_t ring = sizeof(*cq->ring) << log_depth;
+	struct shca_resize_cq_resp resp = {};
+	struct shca_resize_cq_cmd ucmd;
+	struct rdma_user_mmap_entry *mmap;
+	int err;
+
+	err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd),
+			     offsetofend(struct shca_resize_cq_cmd, comp_mask));
+	if (err)
+		return ERR_PTR(err);
+	if (ucmd.comp_mask || ucmd.reserved) {
+		shca_cq_dbg(cq, "resize: comp_mask %#x, reserved %#x\n",
+			    ucmd.comp_mask, ucmd.reserved);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	/* Without every field the process could not find its new ring. */
+	if (udata->outlen < sizeof(resp)) {
+		shca_cq_dbg(cq, "resize: response buffer of %zu bytes\n",
+			    udata->outlen);
+		return ERR_PTR(-EINVAL);
+	}
+	mmap = shca_mmap_insert(udata, buf, shca_buf_len(ring),
+				&resp.mmap_offset);
+	if (IS_ERR(mmap))
+		return mmap;
+	resp.mmap_len = shca_buf_len(ring);
+	resp.dbrec_offset = PAGE_ALIGN(ring);
+	resp.log_depth = log_depth;
+	/* Written before the switch: a process told of a failure ignores it. */
+	err = shca_udata_resp(sdev, udata, &resp, sizeof(resp));
+	if (err) {
+		shca_buf_release(buf, mmap);
+		return ERR_PTR(err);
+	}
+	return mmap;
+}
+
 /**
  * shca_resize_cq() - change the depth of a completion queue
  * @ibcq: the CQ
  * @cqe: the CQEs it must hold
- * @udata: must carry nothing
+ * @udata: for a process's CQ, struct shca_resize_cq_cmd in and
+ *	struct shca_resize_cq_resp out; nothing for the kernel's
  *
- * Unpolled CQEs move to the new ring, in order.
+ * Unpolled CQEs move to the new ring, in order.  A process's CQ gets a new
+ * mapping; the process holds its poll lock across the command, so its
+ * consumer index (in the doorbell record) stands still meanwhile.  A CQE
+ * the device is writing as the ring moves lands in the new ring (the
+ * model's RESIZE_CQ and CQE write share the CQ context's lock).
  *
- * Return: 0, or -EINVAL if they would not fit.
+ * Return: 0, or -EINVAL if the unpolled CQEs would not fit; the CQ is
+ * unchanged and usable on failure.
  */
 int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
 	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct rdma_user_mmap_entry *mmap = NULL, *old_mmap;
 	struct shca_hw_cq_create params = {};
 	unsigned long flags;
 	void *buf, *old;
 	u32 log_depth;
 	int err;
 
-	err = shca_check_no_udata(sdev, udata);
-	if (err)
-		return err;
-	if (cq->user) {
-		/* The process has the old ring mapped and polls it. */
-		shca_cq_dbg(cq, "a process's CQ cannot be resized\n");
-		return -EOPNOTSUPP;
+	if (!cq->user) {
+		err = shca_check_no_udata(sdev, udata);
+		if (err)
+			return err;
 	}
 	if (cqe < 1 || cqe > sdev->caps.max_cqe) {
-		shca_dbg(sdev, "bad CQ depth %d\n", cqe);
+		shca_cq_dbg(cq, "bad CQ depth %d\n", cqe);
 		return -EINVAL;
 	}
 	log_depth = shca_cq_log_depth(cqe);
@@ -228,24 +275,34 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (!buf)
 		return -ENOMEM;
 	params.log_depth = log_depth;
+	if (cq->user) {
+		mmap = shca_cq_user_resize(cq, udata, buf, log_depth);
+		if (IS_ERR(mmap)) {
+			shca_buf_free(buf);
+			return PTR_ERR(mmap);
+		}
+	}
 
 	spin_lock_irqsave(&cq->lock, flags);
 	err = shca_cmd_resize_cq(sdev, cq->cqn, &params);
 	if (err) {
 		spin_unlock_irqrestore(&cq->lock, flags);
 		shca_cq_dbg(cq, "cannot resize to %d\n", cqe);
-		shca_buf_free(buf);
+		shca_buf_release(buf, mmap);
 		return err;
 	}
 	old = cq->buf;
+	old_mmap = cq->mmap;
 	cq->buf = buf;
+	cq->mmap = mmap;
 	cq->ring = params.ring;
 	cq->dbrec = params.dbrec;
 	cq->log_depth = log_depth;
 	cq->ci = 0;
 	ibcq->cqe = (1 << log_depth) - 1;
 	spin_unlock_irqrestore(&cq->lock, flags);
-	shca_buf_free(old);
+	/* A process's old mapping keeps its pages until it unmaps them. */
+	shca_buf_release(old, old_mmap);
 	return 0;
 }
 

@@ -190,6 +190,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_srq = shca_query_srq,
 	.reg_user_mr = shca_reg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
+	.rereg_user_mr = shca_rereg_user_mr,
 	.resize_cq = shca_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),

@@ -8,9 +8,11 @@
  * polling returns to the free stack.  Completions may come back in any
  * order across QPs, so slots are recycled individually, never by index
  * arithmetic (include/shca/shca_wq.h, shared with libshca).  Posting is in
- * shca_post.c.
+ * shca_post.c.  A resize keeps slot numbers: the slots in use stay where
+ * they are, in new memory.
  */
 #include <linux/log2.h>
+#include <linux/uaccess.h>
 
 #include "shca.h"
 
@@ -208,29 +210,198 @@ int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	return 0;
 }
 
+/* New memory for an SRQ, allocated before its posting lock is taken. */
+struct shca_srq_mem {
+	struct shca_hw_srq_create params;
+	void *buf;
+	size_t ring_bytes;
+	struct rdma_user_mmap_entry *mmap;
+	u32 *free_slots;
+	u64 *wrid;
+	u32 nr_free;
+};
+
+static int shca_srq_mem_alloc(struct shca_srq *srq, struct shca_srq_mem *m,
+			      u32 log_depth)
+{
+	u32 depth = 1U << log_depth;
+	size_t slots_bytes = sizeof(*srq->slots) * depth;
+	void *dbrec;
+
+	m->ring_bytes = slots_bytes + sizeof(u32) * depth;
+	m->buf = shca_buf_alloc(m->ring_bytes, &dbrec);
+	if (!m->buf)
+		return -ENOMEM;
+	m->params.slots = m->buf;
+	m->params.index_ring = m->buf + slots_bytes;
+	m->params.dbrec = dbrec;
+	m->params.log_depth = log_depth;
+	if (srq->user)
+		return 0;
+	m->free_slots = kvcalloc(depth, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	m->wrid = kvcalloc(depth, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	return m->free_slots && m->wrid ? 0 : -ENOMEM;
+}
+
+static void shca_srq_mem_free(struct shca_srq_mem *m)
+{
+	shca_buf_release(m->buf, m->mmap);
+	kvfree(m->free_slots);
+	kvfree(m->wrid);
+}
+
+/* A process's resize: map the new memory and tell the process where. */
+static int shca_srq_user_resize(struct shca_srq *srq, struct ib_udata *udata,
+				u64 resp_addr, struct shca_srq_mem *m)
+{
+	size_t len = shca_buf_len(m->ring_bytes);
+	struct shca_modify_srq_resp resp = {
+		.mmap_len = len,
+		.index_offset = (void *)m->params.index_ring - m->buf,
+		.dbrec_offset = PAGE_ALIGN(m->ring_bytes),
+		.log_depth = m->params.log_depth,
+	};
+	struct rdma_user_mmap_entry *mmap;
+
+	if (!resp_addr) {
+		shca_srq_dbg(srq, "resize without a response address\n");
+		return -EINVAL;
+	}
+	mmap = shca_mmap_insert(udata, m->buf, len, &resp.mmap_offset);
+	if (IS_ERR(mmap))
+		return PTR_ERR(mmap);
+	m->mmap = mmap;
+	if (copy_to_user(u64_to_user_ptr(resp_addr), &resp, sizeof(resp)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * The kernel's free slots and wr_ids for the new depth.  Slot numbers are
+ * kept, so every slot in use (posted, or completed and not yet polled)
+ * must be below it.
+ */
+static int shca_srq_resize_slots(struct shca_srq *srq, struct shca_srq_mem *m)
+{
+	u32 old_depth = 1U << srq->log_depth;
+	u32 depth = 1U << m->params.log_depth;
+	u32 i, slot, above = 0;
+
+	lockdep_assert_held(&srq->lock);
+	for (i = depth; i-- > old_depth;)
+		m->free_slots[m->nr_free++] = i;
+	for (i = 0; i < srq->nr_free; i++) {
+		slot = srq->free_slots[i];
+		if (slot < depth && m->nr_free < depth)
+			m->free_slots[m->nr_free++] = slot;
+		else
+			above++;
+	}
+	if (depth < old_depth && above != old_depth - depth) {
+		shca_srq_dbg(srq, "a slot in use is past depth %u\n", depth);
+		return -EINVAL;
+	}
+	memcpy(m->wrid, srq->wrid, sizeof(u64) * min(depth, old_depth));
+	return 0;
+}
+
+static int shca_srq_resize(struct shca_srq *srq, u32 max_wr,
+			   struct ib_udata *udata, u64 resp_addr)
+{
+	struct shca_dev *sdev = to_shca_dev(srq->ibsrq.device);
+	struct shca_srq_mem m = {};
+	unsigned long flags;
+	int err;
+
+	if (!max_wr || max_wr > sdev->caps.max_srq_wr) {
+		shca_srq_dbg(srq, "bad depth %u\n", max_wr);
+		return -EINVAL;
+	}
+	err = shca_srq_mem_alloc(srq, &m, order_base_2(max(max_wr, 2U)));
+	if (!err && srq->user)
+		err = shca_srq_user_resize(srq, udata, resp_addr, &m);
+	if (err)
+		goto out;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (!srq->user)
+		err = shca_srq_resize_slots(srq, &m);
+	if (!err)
+		err = shca_cmd_resize_srq(sdev, srq->srqn, &m.params);
+	if (!err) {
+		swap(srq->buf, m.buf);
+		swap(srq->mmap, m.mmap);
+		swap(srq->free_slots, m.free_slots);
+		swap(srq->wrid, m.wrid);
+		if (!srq->user)
+			srq->nr_free = m.nr_free;
+		srq->slots = m.params.slots;
+		srq->index_ring = m.params.index_ring;
+		srq->dbrec = m.params.dbrec;
+		srq->log_depth = m.params.log_depth;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (err)
+		shca_srq_dbg(srq, "cannot resize to %u: %d\n", max_wr, err);
+out:
+	/* The old memory on success, the new on failure. */
+	shca_srq_mem_free(&m);
+	return err;
+}
+
 /**
- * shca_modify_srq() - arm an SRQ's limit
+ * shca_modify_srq() - resize an SRQ, or arm its limit
  * @ibsrq: the SRQ
- * @attr: the limit
- * @mask: IB_SRQ_LIMIT; resizing is not supported
- * @udata: must carry nothing
+ * @attr: the new depth and limit
+ * @mask: IB_SRQ_MAX_WR, IB_SRQ_LIMIT or both
+ * @udata: for a process's SRQ, struct shca_modify_srq_cmd (needed for a
+ *	resize); nothing for the kernel's
  *
- * Return: 0, -EOPNOTSUPP for a resize, or -EINVAL for a limit over the
- * depth.
+ * A resize keeps every posted receive, and every slot whose completion is
+ * not yet polled; it is done before the limit is armed.
+ *
+ * Return: 0, -EINVAL for a depth of 0 or over max_srq_wr, a shrink below
+ * the slots in use, or a limit over the depth; -EOPNOTSUPP for unknown
+ * driver data.
  */
 int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
 	struct shca_srq *srq = to_shca_srq(ibsrq);
+	struct shca_modify_srq_cmd ucmd = {};
 	int err;
 
-	err = shca_check_no_udata(sdev, udata);
-	if (err)
-		return err;
+	if (srq->user && udata && udata->inlen) {
+		err = shca_udata_cmd(sdev, udata, &ucmd, sizeof(ucmd),
+				     offsetofend(struct shca_modify_srq_cmd,
+						 comp_mask));
+		if (err)
+			return err;
+		if (ucmd.comp_mask || ucmd.reserved) {
+			shca_srq_dbg(srq, "comp_mask %#x, reserved %#x\n",
+				     ucmd.comp_mask, ucmd.reserved);
+			return -EOPNOTSUPP;
+		}
+	} else {
+		err = shca_check_no_udata(sdev, udata);
+		if (err)
+			return err;
+	}
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT)) {
+		shca_srq_dbg(srq, "unknown attribute mask %#x\n", mask);
+		return -EINVAL;
+	}
+	if ((mask & IB_SRQ_LIMIT) &&
+	    attr->srq_limit > ((mask & IB_SRQ_MAX_WR) ? attr->max_wr :
+			       1U << srq->log_depth)) {
+		shca_srq_dbg(srq, "limit %u over the depth\n", attr->srq_limit);
+		return -EINVAL;
+	}
 	if (mask & IB_SRQ_MAX_WR) {
-		shca_srq_dbg(srq, "resize not supported\n");
-		return -EOPNOTSUPP;
+		err = shca_srq_resize(srq, attr->max_wr, udata, ucmd.resp_addr);
+		if (err)
+			return err;
 	}
 	if (!(mask & IB_SRQ_LIMIT))
 		return 0;

@@ -131,13 +131,15 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/*
 	 * Only what the device does: fast registration and local and remote
 	 * invalidation, RNR NAKs from an RC responder with no receive
-	 * posted, a PORT_ACTIVE event when the link comes up, and the system
-	 * image GUID above, RDMA FLUSH of both placement types and atomic
-	 * write.  No memory windows, SRQ resize or SG_GAPS MRs.
+	 * posted, a PORT_ACTIVE event when the link comes up, SRQ resize
+	 * (IB_SRQ_MAX_WR), the system image GUID above, RDMA FLUSH of both
+	 * placement types and atomic write.  No memory windows or SG_GAPS
+	 * MRs.
 	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_FLUSH_GLOBAL |
 				 IB_DEVICE_FLUSH_PERSISTENT |

@@ -127,6 +127,8 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_QUERY_COUNTERS] = "QUERY_COUNTERS",
 	[SHCA_CMD_ATTACH_MCAST]	= "ATTACH_MCAST",
 	[SHCA_CMD_DETACH_MCAST]	= "DETACH_MCAST",
+	[SHCA_CMD_RESIZE_SRQ]	= "RESIZE_SRQ",
+	[SHCA_CMD_REREG_MPT]	= "REREG_MPT",
 };
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
@@ -537,6 +539,9 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_RESIZE_CQ:
 	case SHCA_CMD_QUERY_CQ:
 		return shca_hw_cq_cmd(hw, cmd);
+	case SHCA_CMD_RESIZE_SRQ:
+		/* Under the driver's posting lock: it never sleeps. */
+		return shca_hw_srq_resize(hw, cmd);
 	case SHCA_CMD_CREATE_SRQ:
 	case SHCA_CMD_MODIFY_SRQ:
 	case SHCA_CMD_QUERY_SRQ:
@@ -573,6 +578,7 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_ALLOC_MPT:
 	case SHCA_CMD_WRITE_MPT:
 	case SHCA_CMD_FREE_MPT:
+	case SHCA_CMD_REREG_MPT:
 		/*
 		 * These take the command mutex themselves: a destroy waits
 		 * out one object's accesses in flight without it.

@@ -157,6 +157,10 @@ enum shca_hw_status {
  * @SHCA_CMD_QUERY_COUNTERS: read the device's counters
  * @SHCA_CMD_ATTACH_MCAST: attach a UD QP to a multicast group
  * @SHCA_CMD_DETACH_MCAST: detach a UD QP from a multicast group
+ * @SHCA_CMD_RESIZE_SRQ: move an SRQ to new slots and index ring, keeping
+ *	its posted WQEs
+ * @SHCA_CMD_REREG_MPT: rewrite a valid MPT entry's protection domain,
+ *	rights or translation, its key kept
  * @SHCA_CMD_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_opcode {
@@ -189,6 +193,8 @@ enum shca_hw_opcode {
 	SHCA_CMD_QUERY_COUNTERS,
 	SHCA_CMD_ATTACH_MCAST,
 	SHCA_CMD_DETACH_MCAST,
+	SHCA_CMD_RESIZE_SRQ,
+	SHCA_CMD_REREG_MPT,
 	SHCA_CMD_NUM_OPCODES,
 };
 
@@ -597,6 +603,42 @@ struct shca_hw_mpt_write {
 	u32 page_shift;
 };
 
+/*
+ * REREG_MPT: what changes.  SHCA_MPT_REREG_PD: the protection domain;
+ * SHCA_MPT_REREG_ACCESS: the rights; SHCA_MPT_REREG_TRANSLATION: the
+ * address, length and page list.
+ */
+#define SHCA_MPT_REREG_PD		BIT(0)
+#define SHCA_MPT_REREG_ACCESS		BIT(1)
+#define SHCA_MPT_REREG_TRANSLATION	BIT(2)
+#define SHCA_MPT_REREG_ALL		(SHCA_MPT_REREG_PD | \
+					 SHCA_MPT_REREG_ACCESS | \
+					 SHCA_MPT_REREG_TRANSLATION)
+
+/**
+ * struct shca_hw_mpt_rereg - REREG_MPT parameters
+ * @key: the entry's key, which stays
+ * @flags: SHCA_MPT_REREG_*: which of the fields below apply
+ * @pdn: the new protection domain
+ * @access: the new SHCA_ACCESS_* rights
+ * @iova: the new first address
+ * @length: the new length in bytes
+ * @pbl: kernel address of the new page list
+ * @npages: pages in it
+ * @page_shift: log2 of its page size
+ */
+struct shca_hw_mpt_rereg {
+	u32 key;
+	u32 flags;
+	u32 pdn;
+	u32 access;
+	u64 iova;
+	u64 length;
+	const u64 *pbl;
+	u32 npages;
+	u32 page_shift;
+};
+
 /**
  * enum shca_hw_counter - what the device counts
  * @SHCA_CNT_DOORBELLS: doorbells rung
@@ -663,12 +705,13 @@ enum shca_hw_counter {
  * @in.moder: for MODIFY_CQ
  * @in.moder.count: CQEs per event
  * @in.moder.period: microseconds an event may wait
- * @in.srq: for CREATE_SRQ
+ * @in.srq: for CREATE_SRQ and RESIZE_SRQ (its pdn and max_sge unused)
  * @in.srq_limit: for MODIFY_SRQ
  * @in.qp: for CREATE_QP
  * @in.qp_attr: for MODIFY_QP
  * @in.mpt_alloc: for ALLOC_MPT
  * @in.mpt: for WRITE_MPT
+ * @in.mpt_rereg: for REREG_MPT
  * @in.mgid: for ATTACH_MCAST and DETACH_MCAST: the group's GID, an IPv6
  *	multicast address (ff00::/8) or an IPv4-mapped one (224.0.0.0/4)
  * @out: results, by opcode
@@ -708,6 +751,7 @@ struct shca_hw_cmd {
 		struct shca_hw_qp_attr qp_attr;
 		struct shca_hw_mpt_alloc mpt_alloc;
 		struct shca_hw_mpt_write mpt;
+		struct shca_hw_mpt_rereg mpt_rereg;
 		u8 mgid[SHCA_HW_GID_LEN];
 	} in;
 	union {

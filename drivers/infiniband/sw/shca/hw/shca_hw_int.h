@@ -138,6 +138,8 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  * @npages: pages in @pbl
  * @page_shift: log2 of the page size
  * @max_pages: the longest page list the entry takes
+ * @draining: REREG_MPTs waiting out the lookups that took the old
+ *	translation; while not zero, every put wakes them
  */
 struct shca_hw_mpt {
 	refcount_t ref;
@@ -155,6 +157,7 @@ struct shca_hw_mpt {
 	u32 npages;
 	u32 page_shift;
 	u32 max_pages;
+	atomic_t draining;
 };
 
 /**
@@ -503,6 +506,8 @@ void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 void shca_hw_cq_fini(struct shca_hw *hw);
 
 /* shca_hw_srq.c */
+enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
+				       struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
 				    struct shca_hw_cmd *cmd);
 struct shca_hw_srq *shca_hw_srq_get(struct shca_hw *hw, u32 srqn);

@@ -8,7 +8,8 @@
  * addresses one to one (the device uses virtual DMA); PBL entries
  * translate through a page list.  Every access names a key and is checked
  * against the entry's protection domain, rights and bounds before a byte
- * moves.  Lookups hold a reference that FREE_MPT waits out.
+ * moves.  Lookups hold a reference that FREE_MPT waits out, and that
+ * REREG_MPT waits out when it changes the translation.
  */
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -37,7 +38,13 @@ static struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key)
 
 static void shca_hw_mpt_put(struct shca_hw_mpt *mpt)
 {
-	if (refcount_dec_and_test(&mpt->ref))
+	if (refcount_dec_and_test(&mpt->ref)) {
+		wake_up_var(&mpt->ref);
+		return;
+	}
+	/* Pairs with the barrier in shca_hw_rereg_mpt(). */
+	smp_mb();
+	if (atomic_read(&mpt->draining))
 		wake_up_var(&mpt->ref);
 }
 
@@ -76,6 +83,17 @@ static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
 	return SHCA_HW_OK;
 }
 
+/* Whether a page list describes [iova, iova + length). */
+static bool shca_hw_pbl_ok(struct shca_hw *hw, const u64 *pbl, u32 npages,
+			   u32 page_shift, u64 iova, u64 length)
+{
+	return pbl && npages && page_shift >= SHCA_HW_MIN_PAGE_SHIFT &&
+	       page_shift <= SHCA_HW_MAX_PAGE_SHIFT && length &&
+	       length <= hw->caps->max_mr_size &&
+	       (iova & ((1ULL << page_shift) - 1)) + length <=
+	       (u64)npages << page_shift;
+}
+
 static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 					     struct shca_hw_cmd *cmd)
 {
@@ -90,12 +108,9 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 		return SHCA_HW_BAD_INDEX;
 	spin_lock_irq(&mpt->lock);
 	if (mpt->type == SHCA_MPT_PBL &&
-	    (!in->pbl || !in->npages || in->npages > mpt->max_pages ||
-	     in->page_shift < SHCA_HW_MIN_PAGE_SHIFT ||
-	     in->page_shift > SHCA_HW_MAX_PAGE_SHIFT ||
-	     !in->length || in->length > hw->caps->max_mr_size ||
-	     (in->iova & ((1ULL << in->page_shift) - 1)) + in->length >
-	     (u64)in->npages << in->page_shift)) {
+	    (in->npages > mpt->max_pages ||
+	     !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
+			     in->iova, in->length))) {
 		status = SHCA_HW_BAD_PARAM;
 	} else {
 		mpt->key = in->key;
@@ -108,6 +123,68 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 		mpt->valid = true;
 	}
 	spin_unlock_irq(&mpt->lock);
+	shca_hw_mpt_put(mpt);
+	return status;
+}
+
+/*
+ * Rewrite a registered (not fast-registration) PBL entry in place: the key
+ * stays.  Lookups after the rewrite see only the new entry; those that
+ * took the old translation before it keep using that page list, so a new
+ * translation is not done until they are: the command waits them out,
+ * with the command mutex dropped, and the driver frees the old list
+ * after.  A pass held in the memory access window holds it up too.
+ */
+static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
+					     struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_mpt_rereg *in = &cmd->in.mpt_rereg;
+	enum shca_hw_status status = SHCA_HW_OK;
+	bool trans = in->flags & SHCA_MPT_REREG_TRANSLATION;
+	struct shca_hw_mpt *mpt;
+
+	if (!in->flags || (in->flags & ~SHCA_MPT_REREG_ALL) ||
+	    ((in->flags & SHCA_MPT_REREG_ACCESS) &&
+	     (in->access & ~SHCA_ACCESS_ALL)) ||
+	    ((in->flags & SHCA_MPT_REREG_PD) &&
+	     (!in->pdn || in->pdn > hw->caps->max_pd)) ||
+	    (trans && !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
+				      in->iova, in->length)))
+		return SHCA_HW_BAD_PARAM;
+	mutex_lock(&hw->cmd_mutex);
+	mpt = shca_hw_mpt_get(hw, in->key);
+	if (!mpt) {
+		mutex_unlock(&hw->cmd_mutex);
+		return SHCA_HW_BAD_INDEX;
+	}
+	spin_lock_irq(&mpt->lock);
+	if (mpt->type != SHCA_MPT_PBL || mpt->fast_reg || !mpt->valid ||
+	    mpt->key != in->key) {
+		status = SHCA_HW_BAD_STATE;
+	} else {
+		if (in->flags & SHCA_MPT_REREG_PD)
+			mpt->pdn = in->pdn;
+		if (in->flags & SHCA_MPT_REREG_ACCESS)
+			mpt->access = in->access;
+		if (trans) {
+			mpt->iova = in->iova;
+			mpt->length = in->length;
+			mpt->pbl = in->pbl;
+			mpt->npages = in->npages;
+			mpt->max_pages = in->npages;
+			mpt->page_shift = in->page_shift;
+		}
+	}
+	spin_unlock_irq(&mpt->lock);
+	mutex_unlock(&hw->cmd_mutex);
+	if (status == SHCA_HW_OK && trans) {
+		/* The table's reference and ours: no lookup in flight. */
+		atomic_inc(&mpt->draining);
+		/* Our count before the putters' reads of it, as they drop. */
+		smp_mb__after_atomic();
+		wait_var_event(&mpt->ref, refcount_read(&mpt->ref) <= 2);
+		atomic_dec(&mpt->draining);
+	}
 	shca_hw_mpt_put(mpt);
 	return status;
 }
@@ -139,7 +216,7 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
  * @cmd: the command
  *
  * ALLOC_MPT and WRITE_MPT run under the command mutex; FREE_MPT takes it
- * only to remove the entry.
+ * only to remove the entry, REREG_MPT only to rewrite it.
  *
  * Return: the completion status.
  */
@@ -160,6 +237,8 @@ enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
 		return status;
 	case SHCA_CMD_FREE_MPT:
 		return shca_hw_free_mpt(hw, cmd->in.mpt.key);
+	case SHCA_CMD_REREG_MPT:
+		return shca_hw_rereg_mpt(hw, cmd);
 	default:
 		return SHCA_HW_BAD_OPCODE;
 	}

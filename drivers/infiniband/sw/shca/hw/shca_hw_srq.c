@@ -5,7 +5,8 @@
  * An SRQ is an array of WQE slots and a ring of slot numbers.  The driver
  * fills a free slot and puts its number on the ring; the responder takes
  * numbers in order (shca_hw_srq_pop()) and the slot comes back to the
- * driver when its completion is polled.  An armed limit raises the limit
+ * driver when its completion is polled.  RESIZE_SRQ moves the posted WQEs
+ * to new memory, slot numbers kept.  An armed limit raises the limit
  * event once and disarms itself.  QPs attached to an SRQ hold a reference
  * and count in its association count; DESTROY_SRQ is refused while that
  * count is not zero.
@@ -126,6 +127,72 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 	srq->srqn = cmd->out.num;
 	srq->ev.obj = srq->srqn;
 	return SHCA_HW_OK;
+}
+
+/**
+ * shca_hw_srq_resize() - move an SRQ to new slots and a new index ring
+ * @hw: the device
+ * @cmd: RESIZE_SRQ: the SRQ in @cmd->index, the new memory in @cmd->in.srq
+ *
+ * Slot numbers are kept: a WQE posted in slot s is in slot s of the new
+ * array, so the receive CQEs already written, and the slot the responder
+ * holds, still name it; the index ring entries from the consumer index to
+ * the producer index move to the same indices of the new ring, and the
+ * new doorbell record starts at the old producer index.  The driver holds
+ * its posting lock across the command, so the producer index stands still;
+ * the responder's pops take the SRQ's lock, as this does.  Refused, with
+ * nothing changed: a posted WQE that would not fit, or whose slot is past
+ * the new depth, or an armed limit over the new depth.  The driver checks
+ * the slots whose CQEs are not yet polled, which the device does not track.
+ *
+ * Never sleeps; no command mutex.
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
+				       struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_srq_create *in = &cmd->in.srq;
+	enum shca_hw_status status = SHCA_HW_OK;
+	u32 depth, old_mask, pi, n, i, slot;
+	struct shca_hw_srq *srq;
+	unsigned long flags;
+
+	if (!in->slots || !in->index_ring || !in->dbrec || !in->log_depth ||
+	    in->log_depth > SHCA_HW_MAX_LOG_DEPTH ||
+	    (1U << in->log_depth) > hw->caps->max_srq_wr)
+		return SHCA_HW_BAD_PARAM;
+	srq = shca_hw_srq_get(hw, cmd->index);
+	if (!srq)
+		return SHCA_HW_BAD_INDEX;
+	depth = 1U << in->log_depth;
+	spin_lock_irqsave(&srq->lock, flags);
+	old_mask = (1U << srq->log_depth) - 1;
+	pi = READ_ONCE(srq->dbrec->pi);
+	n = pi - srq->ci;
+	if (n > old_mask + 1 || n > depth || srq->limit > depth) {
+		status = SHCA_HW_BAD_PARAM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		slot = READ_ONCE(srq->index_ring[(srq->ci + i) & old_mask]) &
+		       old_mask;
+		if (slot >= depth) {
+			status = SHCA_HW_BAD_PARAM;
+			goto out;
+		}
+		in->index_ring[(srq->ci + i) & (depth - 1)] = slot;
+		memcpy(&in->slots[slot], &srq->slots[slot], sizeof(*in->slots));
+	}
+	WRITE_ONCE(in->dbrec->pi, pi);
+	srq->slots = in->slots;
+	srq->index_ring = in->index_ring;
+	srq->dbrec = in->dbrec;
+	srq->log_depth = in->log_depth;
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	shca_hw_srq_put(srq);
+	return status;
 }
 
 /**
