@@ -39,12 +39,13 @@ static void shca_test_device_answers_from_caps(struct kunit *test)
 	 * Every flag is a promise some suite keeps: fast registration and
 	 * invalidation (shca_fast_reg, shca_remote_inv), RNR NAKs
 	 * (shca_qp_errors), PORT_ACTIVE (below), the image GUID (here),
-	 * FLUSH of both placement types and atomic write (shca_flush).
-	 * Nothing else is set: no local DMA lkey, no SG_GAPS MRs.
+	 * FLUSH of both placement types and atomic write (shca_flush), SRQ
+	 * resize (shca_srq).  Nothing else is set: no local DMA lkey, no SG_GAPS MRs.
 	 */
 	KUNIT_EXPECT_EQ(test, (u64)(IB_DEVICE_MEM_MGT_EXTENSIONS |
 				    IB_DEVICE_RC_RNR_NAK_GEN |
 				    IB_DEVICE_PORT_ACTIVE_EVENT |
+				    IB_DEVICE_SRQ_RESIZE |
 				    IB_DEVICE_SYS_IMAGE_GUID |
 				    IB_DEVICE_FLUSH_GLOBAL |
 				    IB_DEVICE_FLUSH_PERSISTENT |

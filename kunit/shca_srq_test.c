@@ -138,6 +138,12 @@ static void shca_test_srq_limit_fires_once_and_disarms(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
 	KUNIT_EXPECT_EQ(test, 16U, attr.max_wr);
 	KUNIT_EXPECT_EQ(test, 3U, attr.srq_limit);
+	/* A resize alone keeps the armed limit. */
+	attr.max_wr = 32;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_srq(s->srq, &attr, IB_SRQ_MAX_WR));
+	KUNIT_ASSERT_EQ(test, 0, ib_query_srq(s->srq, &attr));
+	KUNIT_EXPECT_EQ(test, 32U, attr.max_wr);
+	KUNIT_EXPECT_EQ(test, 3U, attr.srq_limit);
 	clear_bit(IB_EVENT_SRQ_LIMIT_REACHED, &s->events);
 	err = shca_test_post_send(a, b, IB_WR_SEND, 3, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);

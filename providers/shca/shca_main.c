@@ -85,8 +85,17 @@ static int shca_query_rt_values(struct ibv_context *ibctx,
 		return EINVAL;
 	values->comp_mask = 0;
 	if (mask & IBV_VALUES_MASK_RAW_CLOCK) {
-		if (clock_gettime(CLOCK_MONOTONIC, &values->raw_clock))
+		struct timespec ts;
+
+		if (clock_gettime(CLOCK_MONOTONIC, &ts))
 			return errno;
+		/*
+		 * As providers give it: the raw count of device clock ticks
+		 * in tv_nsec, tv_sec 0, so that it compares directly with
+		 * ibv_wc_read_completion_ts().
+		 */
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = ts.tv_sec * 1000000000LL + ts.tv_nsec;
 		values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
 	}
 	return 0;

@@ -475,12 +475,13 @@ int shca_cmd_modify_srq(struct shca_dev *sdev, u32 srqn, u32 limit)
  * shca_cmd_resize_srq() - move an SRQ to new slots and index ring
  * @sdev: the device
  * @srqn: the SRQ
- * @params: the new memory and its depth; pdn, max_sge and limit unused
+ * @params: the new memory, its depth and the limit to arm with it (or
+ *	SHCA_HW_SRQ_LIMIT_KEEP); pdn and max_sge unused
  *
  * Never sleeps: the caller holds its posting lock across it.
  *
  * Return: 0, -EINVAL if a posted WQE would not fit or sits in a slot past
- * the new depth, or the armed limit is over it; on failure the SRQ is
+ * the new depth, or the limit is over it; on failure the SRQ is
  * unchanged.
  */
 int shca_cmd_resize_srq(struct shca_dev *sdev, u32 srqn,

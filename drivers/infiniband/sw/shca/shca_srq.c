@@ -305,7 +305,8 @@ static int shca_srq_resize_slots(struct shca_srq *srq, struct shca_srq_mem *m)
 	return 0;
 }
 
-static int shca_srq_resize(struct shca_srq *srq, u32 max_wr,
+/* The new depth and, unless SHCA_HW_SRQ_LIMIT_KEEP, the limit, in one step. */
+static int shca_srq_resize(struct shca_srq *srq, u32 max_wr, u32 limit,
 			   struct ib_udata *udata, u64 resp_addr)
 {
 	struct shca_dev *sdev = to_shca_dev(srq->ibsrq.device);
@@ -318,6 +319,7 @@ static int shca_srq_resize(struct shca_srq *srq, u32 max_wr,
 		return -EINVAL;
 	}
 	err = shca_srq_mem_alloc(srq, &m, order_base_2(max(max_wr, 2U)));
+	m.params.limit = limit;
 	if (!err && srq->user)
 		err = shca_srq_user_resize(srq, udata, resp_addr, &m);
 	if (err)
@@ -358,7 +360,8 @@ out:
  *	resize); nothing for the kernel's
  *
  * A resize keeps every posted receive, and every slot whose completion is
- * not yet polled; it is done before the limit is armed.
+ * not yet polled; a limit asked with it is armed in the same device
+ * command, so the two succeed or fail together.
  *
  * Return: 0, -EINVAL for a depth of 0 or over max_srq_wr, a shrink below
  * the slots in use, or a limit over the depth; -EOPNOTSUPP for unknown
@@ -398,11 +401,11 @@ int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		shca_srq_dbg(srq, "limit %u over the depth\n", attr->srq_limit);
 		return -EINVAL;
 	}
-	if (mask & IB_SRQ_MAX_WR) {
-		err = shca_srq_resize(srq, attr->max_wr, udata, ucmd.resp_addr);
-		if (err)
-			return err;
-	}
+	if (mask & IB_SRQ_MAX_WR)
+		return shca_srq_resize(srq, attr->max_wr,
+				       (mask & IB_SRQ_LIMIT) ? attr->srq_limit :
+				       SHCA_HW_SRQ_LIMIT_KEEP,
+				       udata, ucmd.resp_addr);
 	if (!(mask & IB_SRQ_LIMIT))
 		return 0;
 	return shca_cmd_modify_srq(sdev, srq->srqn, attr->srq_limit);

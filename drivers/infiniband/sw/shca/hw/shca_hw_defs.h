@@ -525,7 +525,8 @@ struct shca_hw_cq_query {
  * @log_depth: log2 of the number of slots and ring entries
  * @dbrec: the doorbell record
  * @max_sge: SGEs allowed per WQE
- * @limit: the limit; 0 leaves the limit event disarmed
+ * @limit: the limit; 0 leaves the limit event disarmed; for RESIZE_SRQ,
+ *	SHCA_HW_SRQ_LIMIT_KEEP keeps the armed one
  */
 struct shca_hw_srq_create {
 	u32 pdn;
@@ -536,6 +537,9 @@ struct shca_hw_srq_create {
 	u32 max_sge;
 	u32 limit;
 };
+
+/* RESIZE_SRQ's limit that leaves the armed limit as it is. */
+#define SHCA_HW_SRQ_LIMIT_KEEP	U32_MAX
 
 /**
  * struct shca_hw_srq_query - QUERY_SRQ results

@@ -64,12 +64,13 @@ void shca_hw_srq_put(struct shca_hw_srq *srq)
 bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
 		     u32 *slot)
 {
-	u32 mask = (1U << srq->log_depth) - 1;
 	unsigned long flags;
 	bool fire = false;
-	u32 pi;
+	u32 mask, pi;
 
 	spin_lock_irqsave(&srq->lock, flags);
+	/* Under the lock: a resize swaps the depth with the ring. */
+	mask = (1U << srq->log_depth) - 1;
 	/* Pairs with the driver's release: slots and ring entries are set. */
 	pi = smp_load_acquire(&srq->dbrec->pi);
 	if (pi == srq->ci || pi - srq->ci > mask + 1) {
@@ -140,9 +141,11 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
  * the producer index move to the same indices of the new ring, and the
  * new doorbell record starts at the old producer index.  The driver holds
  * its posting lock across the command, so the producer index stands still;
- * the responder's pops take the SRQ's lock, as this does.  Refused, with
- * nothing changed: a posted WQE that would not fit, or whose slot is past
- * the new depth, or an armed limit over the new depth.  The driver checks
+ * the responder's pops take the SRQ's lock, as this does.  The limit in
+ * @cmd->in.srq is armed with the new depth, in the same step, or, if it is
+ * SHCA_HW_SRQ_LIMIT_KEEP, the armed limit stays.  Refused, with nothing
+ * changed: a posted WQE that would not fit, or whose slot is past the new
+ * depth, or a limit over the new depth.  The driver checks
  * the slots whose CQEs are not yet polled, which the device does not track.
  *
  * Never sleeps; no command mutex.
@@ -154,7 +157,7 @@ enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
 {
 	const struct shca_hw_srq_create *in = &cmd->in.srq;
 	enum shca_hw_status status = SHCA_HW_OK;
-	u32 depth, old_mask, pi, n, i, slot;
+	u32 depth, old_mask, pi, n, i, slot, limit;
 	struct shca_hw_srq *srq;
 	unsigned long flags;
 
@@ -170,7 +173,8 @@ enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
 	old_mask = (1U << srq->log_depth) - 1;
 	pi = READ_ONCE(srq->dbrec->pi);
 	n = pi - srq->ci;
-	if (n > old_mask + 1 || n > depth || srq->limit > depth) {
+	limit = in->limit == SHCA_HW_SRQ_LIMIT_KEEP ? srq->limit : in->limit;
+	if (n > old_mask + 1 || n > depth || limit > depth) {
 		status = SHCA_HW_BAD_PARAM;
 		goto out;
 	}
@@ -189,6 +193,7 @@ enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
 	srq->index_ring = in->index_ring;
 	srq->dbrec = in->dbrec;
 	srq->log_depth = in->log_depth;
+	srq->limit = limit;
 out:
 	spin_unlock_irqrestore(&srq->lock, flags);
 	shca_hw_srq_put(srq);
