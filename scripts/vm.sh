@@ -133,8 +133,8 @@ else
 	printf '%q ' "$@" > "$out/.cmd"
 fi
 
-qemu=(qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu "$cpu"
-	-smp 2 -m 3G -nic none
+qemu=(qemu-system-x86_64 -nic none -machine "$machine" -accel "$accel"
+	-cpu "$cpu" -smp 2 -m 3G
 	-no-reboot -kernel "$bzimage" -initrd "$out/initramfs.gz"
 	-append "$cmdline"
 	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"

@@ -39,6 +39,43 @@ static int shca_cq_map(struct ibv_context *ibctx, struct shca_cq *cq,
 	return 0;
 }
 
+/* A new CQ's memory and poll lock; NULL, errno set, if there are none. */
+static struct shca_cq *shca_cq_alloc(void)
+{
+	struct shca_cq *cq = calloc(1, sizeof(*cq));
+	int ret;
+
+	if (!cq)
+		return NULL;
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	return cq;
+}
+
+/*
+ * After the kernel's create command, which returned @ret: map the CQ's
+ * ring, or undo what is made.  Returns 0, or -1 with errno set and @cq
+ * freed.
+ */
+static int shca_cq_created(struct ibv_context *ibctx, struct shca_cq *cq,
+			   int ret, const struct shca_create_cq_resp *resp)
+{
+	if (!ret) {
+		ret = shca_cq_map(ibctx, cq, resp);
+		if (!ret)
+			return 0;
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+	}
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	errno = ret;
+	return -1;
+}
+
 struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector)
@@ -48,31 +85,15 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 	struct shca_cq *cq;
 	int ret;
 
-	cq = calloc(1, sizeof(*cq));
+	cq = shca_cq_alloc();
 	if (!cq)
 		return NULL;
-	if (pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE))
-		goto err_free;
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
 				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
-	if (ret) {
-		errno = ret;
-		goto err_lock;
-	}
-	ret = shca_cq_map(ibctx, cq, &resp.drv);
-	if (ret)
-		goto err_destroy;
+	if (shca_cq_created(ibctx, cq, ret, &resp.drv))
+		return NULL;
 	return &cq->vcq.cq;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-	errno = ret;
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
-	return NULL;
 }
 
 int shca_destroy_cq(struct ibv_cq *ibcq)
@@ -384,11 +405,9 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 		errno = ret;
 		return NULL;
 	}
-	cq = calloc(1, sizeof(*cq));
+	cq = shca_cq_alloc();
 	if (!cq)
 		return NULL;
-	if (pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE))
-		goto err_free;
 	cq->wc_flags = attr->wc_flags;
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
@@ -396,24 +415,10 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
 				   0);
-	if (ret) {
-		errno = ret;
-		goto err_lock;
-	}
-	ret = shca_cq_map(ibctx, cq, &resp.drv);
-	if (ret)
-		goto err_destroy;
+	if (shca_cq_created(ibctx, cq, ret, &resp.drv))
+		return NULL;
 	shca_cq_ex_set_ops(&cq->vcq.cq_ex);
 	return &cq->vcq.cq_ex;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-	errno = ret;
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
-	return NULL;
 }
 
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited)
