@@ -14,7 +14,7 @@
  *   SHCA_WC_OPCODE(name)	its opcode of that name (SEND, RDMA_WRITE,
  *				RDMA_READ, COMP_SWAP, FETCH_ADD, LOCAL_INV,
  *				RECV, RECV_RDMA_WITH_IMM, FLUSH,
- *				ATOMIC_WRITE)
+ *				ATOMIC_WRITE, BIND_MW)
  *   SHCA_WC_OPCODE_REG_MR	its opcode for a fast registration
  *   SHCA_WC_STATUS(name)	its status of that name (SUCCESS, LOC_LEN_ERR,
  *				..., GENERAL_ERR)
@@ -95,7 +95,7 @@ static inline __u64 shca_cqe_timestamp(const struct shca_hw_cqe *cqe)
 static inline void shca_cqe_decode(const struct shca_hw_cqe *cqe,
 				   struct shca_cqe_wc *wc)
 {
-	static const int opcodes[SHCA_CQE_ATOMIC_WRITE + 1] = {
+	static const int opcodes[SHCA_CQE_BIND_MW + 1] = {
 		[SHCA_CQE_SEND]		 = SHCA_WC_OPCODE(SEND),
 		[SHCA_CQE_RDMA_WRITE]	 = SHCA_WC_OPCODE(RDMA_WRITE),
 		[SHCA_CQE_RDMA_READ]	 = SHCA_WC_OPCODE(RDMA_READ),
@@ -107,6 +107,7 @@ static inline void shca_cqe_decode(const struct shca_hw_cqe *cqe,
 		[SHCA_CQE_RECV_RDMA_IMM] = SHCA_WC_OPCODE(RECV_RDMA_WITH_IMM),
 		[SHCA_CQE_FLUSH]	 = SHCA_WC_OPCODE(FLUSH),
 		[SHCA_CQE_ATOMIC_WRITE]	 = SHCA_WC_OPCODE(ATOMIC_WRITE),
+		[SHCA_CQE_BIND_MW]	 = SHCA_WC_OPCODE(BIND_MW),
 	};
 	static const int statuses[SHCA_CQE_NUM_STATUS] = {
 		[SHCA_CQE_OK]		      = SHCA_WC_STATUS(SUCCESS),
@@ -124,7 +125,7 @@ static inline void shca_cqe_decode(const struct shca_hw_cqe *cqe,
 
 	wc->status = cqe->status < SHCA_CQE_NUM_STATUS ?
 		     statuses[cqe->status] : SHCA_WC_STATUS(GENERAL_ERR);
-	wc->opcode = cqe->opcode <= SHCA_CQE_ATOMIC_WRITE ?
+	wc->opcode = cqe->opcode <= SHCA_CQE_BIND_MW ?
 		     opcodes[cqe->opcode] : SHCA_WC_OPCODE(SEND);
 	wc->vendor_err = wc->status == SHCA_WC_STATUS(SUCCESS) ? 0 :
 			 cqe->status;

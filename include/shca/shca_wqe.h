@@ -83,6 +83,7 @@ static inline const struct shca_wqe_op *shca_wqe_op(__u32 opcode)
 		[SHCA_WQE_REG_MR]	  = { SHCA_WQE_SVC_CONN, 0 },
 		[SHCA_WQE_FLUSH]	  = { SHCA_WQE_SVC_RC, 0 },
 		[SHCA_WQE_ATOMIC_WRITE]	  = { SHCA_WQE_SVC_RC, 0 },
+		[SHCA_WQE_BIND_MW]	  = { SHCA_WQE_SVC_CONN, 0 },
 	};
 
 	return opcode < SHCA_WQE_NUM_OPCODES ? &ops[opcode] : (void *)0;
@@ -162,6 +163,23 @@ static inline void shca_wqe_set_atomic(struct shca_hw_send_wqe *w,
 	shca_wqe_set_rdma(w, remote_addr, rkey);
 	w->rdma.compare_add = compare_add;
 	w->rdma.swap = swap;
+}
+
+/*
+ * A memory window bind: the window @mw_key becomes @new_key over
+ * [addr, addr + length) of the MR @mr_lkey, with @access (SHCA_BIND_*).
+ */
+static inline void shca_wqe_set_bind(struct shca_hw_send_wqe *w,
+				     __u32 mw_key, __u32 new_key,
+				     __u32 mr_lkey, __u64 addr, __u64 length,
+				     __u32 access)
+{
+	w->bind.mw_key = mw_key;
+	w->bind.new_key = new_key;
+	w->bind.mr_lkey = mr_lkey;
+	w->bind.addr = addr;
+	w->bind.length = length;
+	w->bind.access = access;
 }
 
 /* The destination of a datagram send. */

@@ -284,6 +284,8 @@ struct shca_hw_sge {
  *	global or persistent (@flush)
  * @SHCA_WQE_ATOMIC_WRITE: write 8 bytes (@rdma.swap) to a remote
  *	8-byte aligned address as one access
+ * @SHCA_WQE_BIND_MW: bind a memory window to a range of an MR (@bind);
+ *	for type 1 windows too, which the provider binds with this WQE
  * @SHCA_WQE_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_wqe_opcode {
@@ -299,6 +301,7 @@ enum shca_hw_wqe_opcode {
 	SHCA_WQE_REG_MR,
 	SHCA_WQE_FLUSH,
 	SHCA_WQE_ATOMIC_WRITE,
+	SHCA_WQE_BIND_MW,
 	SHCA_WQE_NUM_OPCODES,
 };
 
@@ -306,6 +309,14 @@ enum shca_hw_wqe_opcode {
 #define SHCA_WQE_F_SOLICITED	(1U << 1)
 #define SHCA_WQE_F_FENCE	(1U << 2)
 #define SHCA_WQE_F_INLINE	(1U << 3)
+
+/* A window's rights (@bind.access), the device's SHCA_ACCESS_* bits */
+#define SHCA_BIND_LOCAL_WRITE		(1U << 0)
+#define SHCA_BIND_REMOTE_WRITE		(1U << 1)
+#define SHCA_BIND_REMOTE_READ		(1U << 2)
+#define SHCA_BIND_REMOTE_ATOMIC		(1U << 3)
+#define SHCA_BIND_FLUSH_GLOBAL		(1U << 4)
+#define SHCA_BIND_FLUSH_PERSISTENT	(1U << 5)
 
 /* A FLUSH's placement type (@flush.type): either or both */
 #define SHCA_FLUSH_GLOBAL	(1U << 0)
@@ -369,6 +380,17 @@ struct shca_hw_av {
  * @reg.access: SHCA_ACCESS_*
  * @reg.npages: pages in the list
  * @reg.page_shift: log2 of the page size
+ * @bind: a memory window bind; no data, so no SGEs
+ * @bind.addr: the window's first address, in the MR's address space
+ * @bind.length: the window's bytes; zero unbinds a type 1 window
+ * @bind.mw_key: the window's current key: it names the window
+ * @bind.new_key: its key once bound: the same index (the upper 24 bits),
+ *	the variant byte (the lower 8) the consumer's choice
+ * @bind.mr_lkey: the MR the window is a range of; it needs
+ *	SHCA_ACCESS_MW_BIND, and SHCA_ACCESS_LOCAL_WRITE for a window with
+ *	remote write or atomic rights
+ * @bind.access: the window's rights, SHCA_BIND_*: remote read, write,
+ *	atomic and FLUSH; local write is accepted and ignored
  * @sge: scatter/gather list
  * @inline_data: the payload itself
  */
@@ -410,6 +432,14 @@ struct shca_hw_send_wqe {
 			__u32 npages;
 			__u32 page_shift;
 		} reg;
+		struct {
+			__u64 addr;
+			__u64 length;
+			__u32 mw_key;
+			__u32 new_key;
+			__u32 mr_lkey;
+			__u32 access;
+		} bind;
 	};
 	union {
 		struct shca_hw_sge sge[SHCA_HW_MAX_SGE];
@@ -442,6 +472,7 @@ struct shca_hw_recv_wqe {
  * @SHCA_CQE_RECV_RDMA_IMM: a received RDMA write with immediate
  * @SHCA_CQE_FLUSH: an RDMA FLUSH
  * @SHCA_CQE_ATOMIC_WRITE: an atomic write
+ * @SHCA_CQE_BIND_MW: a memory window bind
  */
 enum shca_hw_cqe_opcode {
 	SHCA_CQE_SEND,
@@ -455,6 +486,7 @@ enum shca_hw_cqe_opcode {
 	SHCA_CQE_RECV_RDMA_IMM,
 	SHCA_CQE_FLUSH,
 	SHCA_CQE_ATOMIC_WRITE,
+	SHCA_CQE_BIND_MW,
 };
 
 /**
@@ -464,7 +496,7 @@ enum shca_hw_cqe_opcode {
  * @SHCA_CQE_LOC_QP_OP_ERR: the WQE was malformed for its queue
  * @SHCA_CQE_LOC_PROT_ERR: a local key or access check failed
  * @SHCA_CQE_WR_FLUSH_ERR: flushed: the QP was in error
- * @SHCA_CQE_MW_BIND_ERR: a fast registration failed
+ * @SHCA_CQE_MW_BIND_ERR: a fast registration or a window bind failed
  * @SHCA_CQE_REM_INV_REQ_ERR: the responder found the request invalid
  * @SHCA_CQE_REM_ACCESS_ERR: a remote key or access check failed
  * @SHCA_CQE_REM_OP_ERR: the responder could not complete the request

@@ -129,6 +129,7 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_DETACH_MCAST]	= "DETACH_MCAST",
 	[SHCA_CMD_RESIZE_SRQ]	= "RESIZE_SRQ",
 	[SHCA_CMD_REREG_MPT]	= "REREG_MPT",
+	[SHCA_CMD_ALLOC_MW]	= "ALLOC_MW",
 };
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
@@ -579,6 +580,7 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_WRITE_MPT:
 	case SHCA_CMD_FREE_MPT:
 	case SHCA_CMD_REREG_MPT:
+	case SHCA_CMD_ALLOC_MW:
 		/*
 		 * These take the command mutex themselves: a destroy waits
 		 * out one object's accesses in flight without it.

@@ -161,6 +161,8 @@ enum shca_hw_status {
  *	its posted WQEs
  * @SHCA_CMD_REREG_MPT: rewrite a valid MPT entry's protection domain,
  *	rights or translation, its key kept
+ * @SHCA_CMD_ALLOC_MW: allocate an MPT entry for a memory window, unbound;
+ *	FREE_MPT releases it
  * @SHCA_CMD_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_opcode {
@@ -195,6 +197,7 @@ enum shca_hw_opcode {
 	SHCA_CMD_DETACH_MCAST,
 	SHCA_CMD_RESIZE_SRQ,
 	SHCA_CMD_REREG_MPT,
+	SHCA_CMD_ALLOC_MW,
 	SHCA_CMD_NUM_OPCODES,
 };
 
@@ -259,7 +262,9 @@ struct shca_hw_gid_entry {
 /* RDMA FLUSH of placement type global, and persistent */
 #define SHCA_ACCESS_FLUSH_GLOBAL	BIT(4)
 #define SHCA_ACCESS_FLUSH_PERSISTENT	BIT(5)
-#define SHCA_ACCESS_ALL			GENMASK(5, 0)
+/* An MR's: memory windows may be bound to it */
+#define SHCA_ACCESS_MW_BIND		BIT(6)
+#define SHCA_ACCESS_ALL			GENMASK(6, 0)
 
 /**
  * enum shca_hw_eqe_type - what an event queue entry reports
@@ -559,10 +564,37 @@ struct shca_hw_srq_query {
  * enum shca_hw_mpt_type - what an MPT entry translates
  * @SHCA_MPT_DMA: kernel addresses, as they are
  * @SHCA_MPT_PBL: a page list; written by WRITE_MPT or by a REG_MR WQE
+ * @SHCA_MPT_MW: a memory window (ALLOC_MW): a range of another entry,
+ *	with rights of its own, that a BIND_MW WQE sets
  */
 enum shca_hw_mpt_type {
 	SHCA_MPT_DMA,
 	SHCA_MPT_PBL,
+	SHCA_MPT_MW = 16,
+};
+
+/**
+ * enum shca_hw_mw_type - the kind of a memory window
+ * @SHCA_MW_TYPE_1: bound to its protection domain; any BIND_MW of a QP of
+ *	that domain rebinds it, and a zero-length one unbinds it; it cannot
+ *	be invalidated by LOCAL_INV or SEND_WITH_INV
+ * @SHCA_MW_TYPE_2: bound to the QP whose BIND_MW bound it, and usable only
+ *	through that QP; LOCAL_INV and a peer's SEND_WITH_INV invalidate it
+ *	(type 2B)
+ */
+enum shca_hw_mw_type {
+	SHCA_MW_TYPE_1 = 1,
+	SHCA_MW_TYPE_2 = 2,
+};
+
+/**
+ * struct shca_hw_mw_alloc - ALLOC_MW parameters
+ * @type: enum shca_hw_mw_type
+ * @pdn: protection domain
+ */
+struct shca_hw_mw_alloc {
+	u32 type;
+	u32 pdn;
 };
 
 /*
@@ -716,6 +748,7 @@ enum shca_hw_counter {
  * @in.mpt_alloc: for ALLOC_MPT
  * @in.mpt: for WRITE_MPT
  * @in.mpt_rereg: for REREG_MPT
+ * @in.mw_alloc: for ALLOC_MW
  * @in.mgid: for ATTACH_MCAST and DETACH_MCAST: the group's GID, an IPv6
  *	multicast address (ff00::/8) or an IPv4-mapped one (224.0.0.0/4)
  * @out: results, by opcode
@@ -725,7 +758,7 @@ enum shca_hw_counter {
  * @out.pkey: for QUERY_PKEY
  * @out.pdn: for ALLOC_PD
  * @out.num: the new object's number, for CREATE_CQ, CREATE_SRQ and
- *	CREATE_QP, or the new key, for ALLOC_MPT
+ *	CREATE_QP, or the new key, for ALLOC_MPT and ALLOC_MW
  * @out.cq: for QUERY_CQ
  * @out.srq: for QUERY_SRQ
  * @out.qp: for QUERY_QP
@@ -756,6 +789,7 @@ struct shca_hw_cmd {
 		struct shca_hw_mpt_alloc mpt_alloc;
 		struct shca_hw_mpt_write mpt;
 		struct shca_hw_mpt_rereg mpt_rereg;
+		struct shca_hw_mw_alloc mw_alloc;
 		u8 mgid[SHCA_HW_GID_LEN];
 	} in;
 	union {

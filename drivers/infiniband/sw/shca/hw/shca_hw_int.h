@@ -140,6 +140,13 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  * @max_pages: the longest page list the entry takes
  * @draining: REREG_MPTs waiting out the lookups that took the old
  *	translation; while not zero, every put wakes them
+ * @mws: for a region, the memory windows bound to it; each holds a
+ *	reference.  FREE_MPT and REREG_MPT refuse a region with windows.
+ * @dying: FREE_MPT is releasing the entry: no window binds to it
+ * @mw_type: for a window, enum shca_hw_mw_type
+ * @qpn: for a bound type 2 window, the QP it is bound to
+ * @mr: for a bound window, the region it is a range of, referenced; a
+ *	window's @iova and @length are its range in @mr's address space
  */
 struct shca_hw_mpt {
 	refcount_t ref;
@@ -158,6 +165,11 @@ struct shca_hw_mpt {
 	u32 page_shift;
 	u32 max_pages;
 	atomic_t draining;
+	u32 mws;
+	bool dying;
+	u32 mw_type;
+	u32 qpn;
+	struct shca_hw_mpt *mr;
 };
 
 /**
@@ -530,6 +542,14 @@ void shca_hw_qp_fini(struct shca_hw *hw);
 
 /* shca_hw_mem.c */
 
+/* A key: the MPT index above an 8-bit variant (tag) byte. */
+#define SHCA_HW_KEY_TAG_BITS	8
+
+static inline u32 shca_hw_key_index(u32 key)
+{
+	return key >> SHCA_HW_KEY_TAG_BITS;
+}
+
 /**
  * struct shca_hw_mem_seg - one resolved piece of memory
  * @mpt: the MPT entry, referenced; NULL for the inline buffer
@@ -563,15 +583,18 @@ struct shca_hw_mem {
 
 enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
 				    struct shca_hw_cmd *cmd);
+struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key);
+void shca_hw_mpt_put(struct shca_hw_mpt *mpt);
+bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len);
 enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
 					    const struct shca_hw_sge *sge,
 					    u32 n, u32 access,
 					    struct shca_hw_mem *mem);
-bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qp_access,
-				u32 rkey, u64 addr, u64 len, u32 access,
-				struct shca_hw_mem *mem);
-bool shca_hw_mem_flush(struct shca_hw *hw, u32 pdn, u32 qp_access, u32 rkey,
-		       u64 addr, u64 len, bool whole, u32 access);
+bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qpn,
+				u32 qp_access, u32 rkey, u64 addr, u64 len,
+				u32 access, struct shca_hw_mem *mem);
+bool shca_hw_mem_flush(struct shca_hw *hw, u32 pdn, u32 qpn, u32 qp_access,
+		       u32 rkey, u64 addr, u64 len, bool whole, u32 access);
 void shca_hw_mem_inline(struct shca_hw_mem *mem, const void *buf, u32 len);
 void shca_hw_mem_release(struct shca_hw_mem *mem);
 void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
@@ -579,11 +602,30 @@ void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
 void shca_hw_mem_write(struct shca_hw_mem *dst, u64 dst_off,
 		       const void *buf, u32 len);
 void *shca_hw_mem_ptr(struct shca_hw_mem *mem, u64 off, u32 len);
-bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 key,
-			    bool remote);
+/*
+ * shca_hw_mpt_invalidate() flags.  SHCA_HW_INV_REMOTE: a peer's
+ * SEND_WITH_INV; SHCA_HW_INV_MW_ONLY: a process's QP, which may invalidate
+ * only its own type 2 windows.
+ */
+#define SHCA_HW_INV_REMOTE	BIT(0)
+#define SHCA_HW_INV_MW_ONLY	BIT(1)
+bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 qpn, u32 key,
+			    u32 flags);
 bool shca_hw_mpt_fast_reg(struct shca_hw *hw, u32 pdn,
 			  const struct shca_hw_send_wqe *wqe);
 void shca_hw_mpt_fini(struct shca_hw *hw);
+
+/* shca_hw_mw.c */
+enum shca_hw_status shca_hw_alloc_mw(struct shca_hw *hw,
+				     struct shca_hw_cmd *cmd);
+u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
+		   const struct shca_hw_send_wqe *wqe);
+bool shca_hw_mw_check(struct shca_hw_mpt *mw, u32 key, u32 pdn, u32 qpn,
+		      u64 addr, u64 len, bool whole, u32 access,
+		      struct shca_hw_mem_seg *seg);
+bool shca_hw_mw_invalidate(struct shca_hw_mpt *mw, u32 pdn, u32 qpn, u32 key,
+			   bool remote);
+void shca_hw_mw_unbind(struct shca_hw_mpt *mw);
 
 /* shca_hw_fabric.c */
 /* Where a message comes from, as the receiver's headers will say. */

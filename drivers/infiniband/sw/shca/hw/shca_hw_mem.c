@@ -9,21 +9,23 @@
  * translate through a page list.  Every access names a key and is checked
  * against the entry's protection domain, rights and bounds before a byte
  * moves.  Lookups hold a reference that FREE_MPT waits out, and that
- * REREG_MPT waits out when it changes the translation.
+ * REREG_MPT waits out when it changes the translation.  Memory windows
+ * (shca_hw_mw.c) are entries too: a remote key may name one, and the
+ * access then goes through the window to its region.
  */
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "shca_hw_int.h"
 
-#define SHCA_HW_KEY_TAG_BITS	8
-
-static u32 shca_hw_key_index(u32 key)
-{
-	return key >> SHCA_HW_KEY_TAG_BITS;
-}
-
-static struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key)
+/**
+ * shca_hw_mpt_get() - look up an entry by key and hold it
+ * @hw: the device
+ * @key: the key; only its index is looked at
+ *
+ * Return: the entry, referenced, or NULL.
+ */
+struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key)
 {
 	struct shca_hw_mpt *mpt;
 	unsigned long flags;
@@ -36,7 +38,11 @@ static struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key)
 	return mpt;
 }
 
-static void shca_hw_mpt_put(struct shca_hw_mpt *mpt)
+/**
+ * shca_hw_mpt_put() - drop a reference shca_hw_mpt_get() took
+ * @mpt: the entry
+ */
+void shca_hw_mpt_put(struct shca_hw_mpt *mpt)
 {
 	if (refcount_dec_and_test(&mpt->ref)) {
 		wake_up_var(&mpt->ref);
@@ -107,10 +113,12 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 	if (!mpt)
 		return SHCA_HW_BAD_INDEX;
 	spin_lock_irq(&mpt->lock);
-	if (mpt->type == SHCA_MPT_PBL &&
-	    (in->npages > mpt->max_pages ||
-	     !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
-			     in->iova, in->length))) {
+	if (mpt->type == SHCA_MPT_MW) {
+		status = SHCA_HW_BAD_STATE;
+	} else if (mpt->type == SHCA_MPT_PBL &&
+		   (in->npages > mpt->max_pages ||
+		    !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
+				    in->iova, in->length))) {
 		status = SHCA_HW_BAD_PARAM;
 	} else {
 		mpt->key = in->key;
@@ -161,6 +169,9 @@ static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
 	if (mpt->type != SHCA_MPT_PBL || mpt->fast_reg || !mpt->valid ||
 	    mpt->key != in->key) {
 		status = SHCA_HW_BAD_STATE;
+	} else if (mpt->mws) {
+		/* IBTA: a region with windows bound is not re-registered. */
+		status = SHCA_HW_BUSY;
 	} else {
 		if (in->flags & SHCA_MPT_REREG_PD)
 			mpt->pdn = in->pdn;
@@ -178,11 +189,16 @@ static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
 	spin_unlock_irq(&mpt->lock);
 	mutex_unlock(&hw->cmd_mutex);
 	if (status == SHCA_HW_OK && trans) {
-		/* The table's reference and ours: no lookup in flight. */
+		/*
+		 * The table's reference and ours, and those of the windows
+		 * bound since (they see the new translation): no lookup in
+		 * flight.
+		 */
 		atomic_inc(&mpt->draining);
 		/* Our count before the putters' reads of it, as they drop. */
 		smp_mb__after_atomic();
-		wait_var_event(&mpt->ref, refcount_read(&mpt->ref) <= 2);
+		wait_var_event(&mpt->ref, refcount_read(&mpt->ref) <=
+			       2 + READ_ONCE(mpt->mws));
 		atomic_dec(&mpt->draining);
 	}
 	shca_hw_mpt_put(mpt);
@@ -193,19 +209,35 @@ static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
  * The entry leaves the table under the command mutex; from then on no
  * lookup finds it.  The accesses already in flight are waited out with
  * the mutex dropped: they hold this entry only, and the device's other
- * commands have no reason to wait for them.
+ * commands have no reason to wait for them.  A region with windows bound
+ * to it stays (BUSY), as a CQ with QPs does; a window goes whether bound
+ * or not, and lets go of its region once nothing uses it.
  */
 static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
 {
 	struct shca_hw_mpt *mpt;
+	bool busy;
 
 	mutex_lock(&hw->cmd_mutex);
-	mpt = xa_erase_irq(&hw->mpts, shca_hw_key_index(key));
-	mutex_unlock(&hw->cmd_mutex);
-	if (!mpt)
+	mpt = xa_load(&hw->mpts, shca_hw_key_index(key));
+	if (!mpt) {
+		mutex_unlock(&hw->cmd_mutex);
 		return SHCA_HW_BAD_INDEX;
+	}
+	spin_lock_irq(&mpt->lock);
+	busy = mpt->mws;
+	if (!busy)
+		mpt->dying = true;
+	spin_unlock_irq(&mpt->lock);
+	if (!busy)
+		xa_erase_irq(&hw->mpts, mpt->index);
+	mutex_unlock(&hw->cmd_mutex);
+	if (busy)
+		return SHCA_HW_BUSY;
 	shca_hw_mpt_put(mpt);
 	wait_var_event(&mpt->ref, !refcount_read(&mpt->ref));
+	if (mpt->type == SHCA_MPT_MW)
+		shca_hw_mw_unbind(mpt);
 	kfree(mpt);
 	return SHCA_HW_OK;
 }
@@ -215,8 +247,8 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
  * @hw: the device
  * @cmd: the command
  *
- * ALLOC_MPT and WRITE_MPT run under the command mutex; FREE_MPT takes it
- * only to remove the entry, REREG_MPT only to rewrite it.
+ * ALLOC_MPT, ALLOC_MW and WRITE_MPT run under the command mutex;
+ * FREE_MPT takes it only to remove the entry, REREG_MPT only to rewrite it.
  *
  * Return: the completion status.
  */
@@ -227,10 +259,13 @@ enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
 
 	switch (cmd->opcode) {
 	case SHCA_CMD_ALLOC_MPT:
+	case SHCA_CMD_ALLOC_MW:
 	case SHCA_CMD_WRITE_MPT:
 		mutex_lock(&hw->cmd_mutex);
 		if (cmd->opcode == SHCA_CMD_ALLOC_MPT)
 			status = shca_hw_alloc_mpt(hw, cmd);
+		else if (cmd->opcode == SHCA_CMD_ALLOC_MW)
+			status = shca_hw_alloc_mw(hw, cmd);
 		else
 			status = shca_hw_write_mpt(hw, cmd);
 		mutex_unlock(&hw->cmd_mutex);
@@ -247,6 +282,8 @@ enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
 /**
  * shca_hw_mpt_fini() - free what is left of the MPT at power-off
  * @hw: the device
+ *
+ * Windows first: then no region has one bound.
  */
 void shca_hw_mpt_fini(struct shca_hw *hw)
 {
@@ -254,12 +291,21 @@ void shca_hw_mpt_fini(struct shca_hw *hw)
 	unsigned long index;
 
 	xa_for_each(&hw->mpts, index, mpt)
+		if (mpt->type == SHCA_MPT_MW)
+			shca_hw_free_mpt(hw, mpt->key);
+	xa_for_each(&hw->mpts, index, mpt)
 		shca_hw_free_mpt(hw, mpt->key);
 }
 
-/* Does [addr, addr + len) lie inside the entry?  Under mpt->lock. */
-static bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr,
-			       u64 len)
+/**
+ * shca_hw_mpt_covers() - does [addr, addr + len) lie inside a region?
+ * @mpt: the region's entry, its lock held
+ * @addr: the start
+ * @len: bytes
+ *
+ * Return: true if it does.
+ */
+bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len)
 {
 	if (mpt->type == SHCA_MPT_DMA)
 		return addr + len >= addr;
@@ -276,8 +322,8 @@ static bool shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn,
 	bool ok;
 
 	spin_lock_irqsave(&mpt->lock, flags);
-	ok = mpt->valid && mpt->key == key && mpt->pdn == pdn &&
-	     (mpt->access & access) == access &&
+	ok = mpt->type != SHCA_MPT_MW && mpt->valid && mpt->key == key &&
+	     mpt->pdn == pdn && (mpt->access & access) == access &&
 	     shca_hw_mpt_covers(mpt, addr, len);
 	if (ok) {
 		seg->mpt = mpt;
@@ -338,6 +384,7 @@ err:
  * shca_hw_mem_resolve_remote() - check a remote access and hold its MR
  * @hw: the device that owns the memory
  * @pdn: the responder QP's protection domain
+ * @qpn: the responder QP, which a type 2 window must be bound to
  * @qp_access: the rights the responder QP grants
  * @rkey: the remote key
  * @addr: the start address
@@ -347,11 +394,12 @@ err:
  *
  * Return: true when the access is allowed.
  */
-bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qp_access,
-				u32 rkey, u64 addr, u64 len, u32 access,
-				struct shca_hw_mem *mem)
+bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qpn,
+				u32 qp_access, u32 rkey, u64 addr, u64 len,
+				u32 access, struct shca_hw_mem *mem)
 {
 	struct shca_hw_mpt *mpt;
+	bool ok;
 
 	mem->n = 0;
 	mem->total = 0;
@@ -362,8 +410,15 @@ bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qp_access,
 	mpt = shca_hw_mpt_get(hw, rkey);
 	if (!mpt)
 		goto err;
-	if (!shca_hw_mpt_check(mpt, rkey, pdn, addr, len, access,
-			       &mem->seg[0])) {
+	if (mpt->type == SHCA_MPT_MW) {
+		/* The segment holds the window's region, not the window. */
+		ok = shca_hw_mw_check(mpt, rkey, pdn, qpn, addr, len, false,
+				      access, &mem->seg[0]);
+		shca_hw_mpt_put(mpt);
+		if (!ok)
+			goto err;
+	} else if (!shca_hw_mpt_check(mpt, rkey, pdn, addr, len, access,
+				      &mem->seg[0])) {
 		shca_hw_mpt_put(mpt);
 		goto err;
 	}
@@ -379,6 +434,7 @@ err:
  * shca_hw_mem_flush() - check an RDMA FLUSH's target and carry it out
  * @hw: the device that owns the memory
  * @pdn: the responder QP's protection domain
+ * @qpn: the responder QP, which a type 2 window must be bound to
  * @qp_access: the rights the responder QP grants
  * @rkey: the remote key
  * @addr: the start address, for a range
@@ -397,8 +453,8 @@ err:
  *
  * Return: true when the key, the rights and the range allow the FLUSH.
  */
-bool shca_hw_mem_flush(struct shca_hw *hw, u32 pdn, u32 qp_access, u32 rkey,
-		       u64 addr, u64 len, bool whole, u32 access)
+bool shca_hw_mem_flush(struct shca_hw *hw, u32 pdn, u32 qpn, u32 qp_access,
+		       u32 rkey, u64 addr, u64 len, bool whole, u32 access)
 {
 	struct shca_hw_mpt *mpt;
 	unsigned long flags;
@@ -409,11 +465,16 @@ bool shca_hw_mem_flush(struct shca_hw *hw, u32 pdn, u32 qp_access, u32 rkey,
 	mpt = shca_hw_mpt_get(hw, rkey);
 	if (!mpt)
 		goto err;
-	spin_lock_irqsave(&mpt->lock, flags);
-	ok = mpt->valid && mpt->key == rkey && mpt->pdn == pdn &&
-	     (mpt->access & access) == access &&
-	     (whole || shca_hw_mpt_covers(mpt, addr, len));
-	spin_unlock_irqrestore(&mpt->lock, flags);
+	if (mpt->type == SHCA_MPT_MW) {
+		ok = shca_hw_mw_check(mpt, rkey, pdn, qpn, addr, len, whole,
+				      access, NULL);
+	} else {
+		spin_lock_irqsave(&mpt->lock, flags);
+		ok = mpt->valid && mpt->key == rkey && mpt->pdn == pdn &&
+		     (mpt->access & access) == access &&
+		     (whole || shca_hw_mpt_covers(mpt, addr, len));
+		spin_unlock_irqrestore(&mpt->lock, flags);
+	}
 	shca_hw_mpt_put(mpt);
 	if (!ok)
 		goto err;
@@ -596,26 +657,37 @@ void *shca_hw_mem_ptr(struct shca_hw_mem *mem, u64 off, u32 len)
  * shca_hw_mpt_invalidate() - invalidate a key, locally or on a peer's behalf
  * @hw: the device that owns the key
  * @pdn: the protection domain of the QP asking
+ * @qpn: the QP asking, locally or as the peer's responder
  * @key: the key
- * @remote: a peer asks (send with invalidate): only fast-registration
- *	entries qualify, as the IBTA allows; locally, any PBL entry does
+ * @flags: SHCA_HW_INV_REMOTE: a peer asks (send with invalidate): only
+ *	fast-registration entries and type 2 windows bound to @qpn qualify,
+ *	as the IBTA allows; locally, any PBL entry or type 2 window does.
+ *	SHCA_HW_INV_MW_ONLY: only a type 2 window does.
  *
  * Return: true when the key was valid and is now invalid.
  */
-bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 key, bool remote)
+bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 qpn, u32 key,
+			    u32 flags)
 {
 	struct shca_hw_mpt *mpt = shca_hw_mpt_get(hw, key);
-	unsigned long flags;
+	bool remote = flags & SHCA_HW_INV_REMOTE;
+	unsigned long irqflags;
 	bool ok;
 
 	if (!mpt)
 		return false;
-	spin_lock_irqsave(&mpt->lock, flags);
+	if (mpt->type == SHCA_MPT_MW) {
+		ok = shca_hw_mw_invalidate(mpt, pdn, qpn, key, remote);
+		shca_hw_mpt_put(mpt);
+		return ok;
+	}
+	spin_lock_irqsave(&mpt->lock, irqflags);
 	ok = mpt->type == SHCA_MPT_PBL && mpt->valid && mpt->key == key &&
-	     mpt->pdn == pdn && (!remote || mpt->fast_reg);
+	     mpt->pdn == pdn && (!remote || mpt->fast_reg) &&
+	     !(flags & SHCA_HW_INV_MW_ONLY);
 	if (ok)
 		mpt->valid = false;
-	spin_unlock_irqrestore(&mpt->lock, flags);
+	spin_unlock_irqrestore(&mpt->lock, irqflags);
 	shca_hw_mpt_put(mpt);
 	return ok;
 }

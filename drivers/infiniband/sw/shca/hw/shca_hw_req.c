@@ -34,9 +34,11 @@
 
 static bool shca_hw_opcode_ok(const struct shca_hw_qp *qp, u32 opcode)
 {
-	/* A process's WQEs cannot name kernel memory. */
-	if (qp->user && (opcode == SHCA_WQE_LOCAL_INV ||
-			 opcode == SHCA_WQE_REG_MR))
+	/*
+	 * A process's WQEs cannot name kernel memory; its LOCAL_INVs
+	 * invalidate only windows (SHCA_HW_INV_MW_ONLY).
+	 */
+	if (qp->user && opcode == SHCA_WQE_REG_MR)
 		return false;
 	switch (qp->type) {
 	case SHCA_QPT_UD:
@@ -48,7 +50,8 @@ static bool shca_hw_opcode_ok(const struct shca_hw_qp *qp, u32 opcode)
 		       opcode == SHCA_WQE_RDMA_WRITE ||
 		       opcode == SHCA_WQE_RDMA_WRITE_IMM ||
 		       opcode == SHCA_WQE_LOCAL_INV ||
-		       opcode == SHCA_WQE_REG_MR;
+		       opcode == SHCA_WQE_REG_MR ||
+		       opcode == SHCA_WQE_BIND_MW;
 	case SHCA_QPT_RC:
 		return opcode < SHCA_WQE_NUM_OPCODES;
 	default:
@@ -71,6 +74,7 @@ static bool shca_hw_wqe_fields_ok(const struct shca_hw_send_wqe *w)
 		       (w->flush.level == SHCA_FLUSH_RANGE ||
 			w->flush.level == SHCA_FLUSH_MR);
 	case SHCA_WQE_ATOMIC_WRITE:
+	case SHCA_WQE_BIND_MW:
 		return !w->num_sge;
 	default:
 		return true;
@@ -139,7 +143,8 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 		return;
 	}
 	if (w->opcode == SHCA_WQE_LOCAL_INV) {
-		if (!shca_hw_mpt_invalidate(hw, qp->pdn, w->imm_inv, false)) {
+		if (!shca_hw_mpt_invalidate(hw, qp->pdn, qp->qpn, w->imm_inv,
+					    qp->user ? SHCA_HW_INV_MW_ONLY : 0)) {
 			shca_hw_count(hw, SHCA_CNT_LOC_PROT_ERR);
 			res->status = SHCA_CQE_LOC_PROT_ERR;
 		}
@@ -148,6 +153,10 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	if (w->opcode == SHCA_WQE_REG_MR) {
 		if (!shca_hw_mpt_fast_reg(hw, qp->pdn, w))
 			res->status = SHCA_CQE_MW_BIND_ERR;
+		return;
+	}
+	if (w->opcode == SHCA_WQE_BIND_MW) {
+		res->status = shca_hw_mw_bind(hw, qp->pdn, qp->qpn, w);
 		return;
 	}
 

@@ -172,7 +172,8 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 		shca_hw_count(qp->hw, SHCA_CNT_MCAST_RX);
 
 	if (w->opcode == SHCA_WQE_SEND_INV) {
-		if (shca_hw_mpt_invalidate(qp->hw, qp->pdn, w->imm_inv, true)) {
+		if (shca_hw_mpt_invalidate(qp->hw, qp->pdn, qp->qpn, w->imm_inv,
+					   SHCA_HW_INV_REMOTE)) {
 			cqe.flags |= SHCA_CQE_F_INV;
 			cqe.imm_inv = w->imm_inv;
 		} else {
@@ -213,9 +214,9 @@ static u8 shca_hw_resp_atomic_write(struct shca_hw_qp *qp,
 		return SHCA_CQE_REM_INV_REQ_ERR;
 	}
 	*need = SHCA_ACCESS_REMOTE_WRITE;
-	if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->attr.access,
-					w->rdma.rkey, w->rdma.remote_addr, 8,
-					*need, &remote))
+	if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->qpn,
+					qp->attr.access, w->rdma.rkey,
+					w->rdma.remote_addr, 8, *need, &remote))
 		return SHCA_CQE_OK;
 	*need = 0;
 	p = shca_hw_mem_ptr(&remote, 0, 8);
@@ -283,7 +284,8 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 	case SHCA_WQE_RDMA_WRITE:
 	case SHCA_WQE_RDMA_WRITE_IMM:
 		need = SHCA_ACCESS_REMOTE_WRITE;
-		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->attr.access,
+		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->qpn,
+						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, m->len,
 						need, &remote))
@@ -298,7 +300,8 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 		break;
 	case SHCA_WQE_RDMA_READ:
 		need = SHCA_ACCESS_REMOTE_READ;
-		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->attr.access,
+		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->qpn,
+						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, m->len,
 						need, &remote))
@@ -315,7 +318,8 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			break;
 		}
 		need = SHCA_ACCESS_REMOTE_ATOMIC;
-		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->attr.access,
+		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->qpn,
+						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, 8, need,
 						&remote))
@@ -346,7 +350,8 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			SHCA_ACCESS_FLUSH_GLOBAL : 0) |
 		       (w->flush.type & SHCA_FLUSH_PERSISTENT ?
 			SHCA_ACCESS_FLUSH_PERSISTENT : 0);
-		if (shca_hw_mem_flush(qp->hw, qp->pdn, qp->attr.access,
+		if (shca_hw_mem_flush(qp->hw, qp->pdn, qp->qpn,
+				      qp->attr.access,
 				      w->flush.rkey, w->flush.remote_addr,
 				      w->flush.length,
 				      w->flush.level == SHCA_FLUSH_MR, need))

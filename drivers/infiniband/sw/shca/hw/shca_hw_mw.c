@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca hardware model: memory windows.
+ *
+ * A window is an MPT entry (SHCA_MPT_MW) that ALLOC_MW creates unbound.
+ * A BIND_MW WQE, executed by the requester in send queue order, makes it
+ * a range of a region with rights of its own and gives it a new key: the
+ * same index, the variant byte the WQE names.  A remote key that names a
+ * bound window is checked against the window's rights and range and then
+ * translated by its region, whose translation it takes at the time of the
+ * access, so an invalidated or re-registered region fails the access.
+ *
+ * Type 1 windows belong to their protection domain: any QP of it binds
+ * them again, and a zero-length bind unbinds them; LOCAL_INV and
+ * SEND_WITH_INV do not.  Type 2 windows (2B) are bound to a QP: only it
+ * takes remote accesses and SEND_WITH_INV through them, a bound one is
+ * not bound again before it is invalidated, and LOCAL_INV from a QP of
+ * its protection domain, a SEND_WITH_INV arriving at its QP, or FREE_MPT
+ * invalidates it.
+ *
+ * A bound window holds a reference to its region and counts in its mws:
+ * FREE_MPT and REREG_MPT of the region are refused (BUSY) until no window
+ * is bound to it.  Lock order: a window's lock, then its region's.
+ */
+#include <linux/slab.h>
+
+#include "shca_hw_int.h"
+
+static_assert(SHCA_BIND_LOCAL_WRITE == SHCA_ACCESS_LOCAL_WRITE &&
+	      SHCA_BIND_REMOTE_WRITE == SHCA_ACCESS_REMOTE_WRITE &&
+	      SHCA_BIND_REMOTE_READ == SHCA_ACCESS_REMOTE_READ &&
+	      SHCA_BIND_REMOTE_ATOMIC == SHCA_ACCESS_REMOTE_ATOMIC &&
+	      SHCA_BIND_FLUSH_GLOBAL == SHCA_ACCESS_FLUSH_GLOBAL &&
+	      SHCA_BIND_FLUSH_PERSISTENT == SHCA_ACCESS_FLUSH_PERSISTENT);
+
+/* The rights a window can grant. */
+#define SHCA_HW_MW_RIGHTS	(SHCA_ACCESS_REMOTE_WRITE | \
+				 SHCA_ACCESS_REMOTE_READ | \
+				 SHCA_ACCESS_REMOTE_ATOMIC | \
+				 SHCA_ACCESS_FLUSH_GLOBAL | \
+				 SHCA_ACCESS_FLUSH_PERSISTENT)
+
+/**
+ * shca_hw_alloc_mw() - ALLOC_MW: a new, unbound window
+ * @hw: the device, its command mutex held
+ * @cmd: the command; its out.num gets the window's key
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_alloc_mw(struct shca_hw *hw,
+				     struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_mw_alloc *in = &cmd->in.mw_alloc;
+	struct shca_hw_mpt *mw;
+	u32 index;
+	int err;
+
+	lockdep_assert_held(&hw->cmd_mutex);
+	if ((in->type != SHCA_MW_TYPE_1 && in->type != SHCA_MW_TYPE_2) ||
+	    !in->pdn || in->pdn > hw->caps->max_pd)
+		return SHCA_HW_BAD_PARAM;
+	mw = kzalloc(sizeof(*mw), GFP_KERNEL_ACCOUNT);
+	if (!mw)
+		return SHCA_HW_NO_RESOURCES;
+	refcount_set(&mw->ref, 1);
+	spin_lock_init(&mw->lock);
+	mw->type = SHCA_MPT_MW;
+	mw->mw_type = in->type;
+	mw->pdn = in->pdn;
+	err = xa_alloc_cyclic_irq(&hw->mpts, &index, mw,
+				  XA_LIMIT(1, hw->caps->max_mr), &hw->next_mpt,
+				  GFP_KERNEL);
+	if (err < 0) {
+		kfree(mw);
+		return SHCA_HW_NO_RESOURCES;
+	}
+	mw->index = index;
+	mw->key = index << SHCA_HW_KEY_TAG_BITS | hw->mpt_tag++;
+	cmd->out.num = mw->key;
+	return SHCA_HW_OK;
+}
+
+/* Let go of the region, under the window's lock; returns it to put. */
+static struct shca_hw_mpt *shca_hw_mw_detach(struct shca_hw_mpt *mw)
+{
+	struct shca_hw_mpt *mr = mw->mr;
+
+	lockdep_assert_held(&mw->lock);
+	mw->valid = false;
+	mw->mr = NULL;
+	mw->qpn = 0;
+	if (mr) {
+		spin_lock_nested(&mr->lock, SINGLE_DEPTH_NESTING);
+		mr->mws--;
+		spin_unlock(&mr->lock);
+	}
+	return mr;
+}
+
+/*
+ * Whether @mr, its lock held, takes a window of @rights over
+ * [addr, addr + len) for a QP of @pdn.
+ */
+static bool shca_hw_mw_region_ok(const struct shca_hw_mpt *mr, u32 key,
+				 u32 pdn, u64 addr, u64 len, u32 rights)
+{
+	return mr->type != SHCA_MPT_MW && mr->valid && !mr->dying &&
+	       mr->key == key && mr->pdn == pdn &&
+	       (mr->access & SHCA_ACCESS_MW_BIND) &&
+	       (!(rights & (SHCA_ACCESS_REMOTE_WRITE |
+			    SHCA_ACCESS_REMOTE_ATOMIC)) ||
+		(mr->access & SHCA_ACCESS_LOCAL_WRITE)) &&
+	       shca_hw_mpt_covers(mr, addr, len);
+}
+
+/**
+ * shca_hw_mw_bind() - execute a BIND_MW WQE
+ * @hw: the device
+ * @pdn: the QP's protection domain
+ * @qpn: the QP, which a type 2 window is bound to
+ * @wqe: the WQE
+ *
+ * The window and the region must be of the QP's protection domain, the
+ * region valid with SHCA_ACCESS_MW_BIND and covering the range, and a type
+ * 2 window not bound already.  A zero-length bind of a type 1 window
+ * unbinds it; either way the window takes the WQE's new key.
+ *
+ * Return: SHCA_CQE_OK, or SHCA_CQE_MW_BIND_ERR with nothing changed.
+ */
+u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
+		   const struct shca_hw_send_wqe *wqe)
+{
+	u32 rights = wqe->bind.access & ~SHCA_ACCESS_LOCAL_WRITE;
+	struct shca_hw_mpt *mw, *mr = NULL, *old = NULL;
+	u8 status = SHCA_CQE_MW_BIND_ERR;
+	unsigned long flags;
+	bool unbind, ok;
+
+	if (shca_hw_key_index(wqe->bind.new_key) !=
+	    shca_hw_key_index(wqe->bind.mw_key) ||
+	    (rights & ~SHCA_HW_MW_RIGHTS))
+		return status;
+	mw = shca_hw_mpt_get(hw, wqe->bind.mw_key);
+	if (!mw)
+		return status;
+	if (mw->type != SHCA_MPT_MW)
+		goto out;
+	unbind = !wqe->bind.length && mw->mw_type == SHCA_MW_TYPE_1;
+	if (!unbind) {
+		/* On success, this reference becomes the window's. */
+		mr = shca_hw_mpt_get(hw, wqe->bind.mr_lkey);
+		if (!mr)
+			goto out;
+	}
+	spin_lock_irqsave(&mw->lock, flags);
+	if (mw->key != wqe->bind.mw_key || mw->pdn != pdn ||
+	    (mw->mw_type == SHCA_MW_TYPE_2 && mw->valid))
+		goto unlock;
+	if (mr) {
+		spin_lock_nested(&mr->lock, SINGLE_DEPTH_NESTING);
+		ok = shca_hw_mw_region_ok(mr, wqe->bind.mr_lkey, pdn,
+					  wqe->bind.addr, wqe->bind.length,
+					  rights);
+		if (ok)
+			mr->mws++;
+		spin_unlock(&mr->lock);
+		if (!ok)
+			goto unlock;
+	}
+	old = shca_hw_mw_detach(mw);
+	mw->key = wqe->bind.new_key;
+	if (mr) {
+		mw->mr = mr;
+		mw->access = rights;
+		mw->iova = wqe->bind.addr;
+		mw->length = wqe->bind.length;
+		mw->qpn = mw->mw_type == SHCA_MW_TYPE_2 ? qpn : 0;
+		mw->valid = true;
+		mr = NULL;
+	}
+	status = SHCA_CQE_OK;
+unlock:
+	spin_unlock_irqrestore(&mw->lock, flags);
+out:
+	if (old)
+		shca_hw_mpt_put(old);
+	if (mr)
+		shca_hw_mpt_put(mr);
+	shca_hw_mpt_put(mw);
+	return status;
+}
+
+/**
+ * shca_hw_mw_check() - check a remote access through a window
+ * @mw: the window, referenced
+ * @key: the remote key
+ * @pdn: the responder QP's protection domain
+ * @qpn: the responder QP
+ * @addr: the start address, in the region's address space
+ * @len: bytes
+ * @whole: the window's whole range, whatever @addr and @len say (FLUSH)
+ * @access: the rights needed
+ * @seg: filled in with the region's translation and a reference to the
+ *	region when the access is allowed; NULL when only the check matters
+ *
+ * Return: true when the window, bound, allows the access and its region
+ * still covers the window's range.
+ */
+bool shca_hw_mw_check(struct shca_hw_mpt *mw, u32 key, u32 pdn, u32 qpn,
+		      u64 addr, u64 len, bool whole, u32 access,
+		      struct shca_hw_mem_seg *seg)
+{
+	struct shca_hw_mpt *mr;
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&mw->lock, flags);
+	ok = mw->valid && mw->key == key && mw->pdn == pdn &&
+	     (mw->mw_type == SHCA_MW_TYPE_1 || mw->qpn == qpn) &&
+	     (mw->access & access) == access &&
+	     (whole || (addr >= mw->iova && len <= mw->length &&
+			addr - mw->iova <= mw->length - len));
+	if (ok) {
+		mr = mw->mr;
+		spin_lock_nested(&mr->lock, SINGLE_DEPTH_NESTING);
+		ok = mr->valid && shca_hw_mpt_covers(mr, mw->iova, mw->length);
+		if (ok && seg) {
+			/* The window's reference keeps the region alive. */
+			refcount_inc(&mr->ref);
+			seg->mpt = mr;
+			seg->addr = addr;
+			seg->len = len;
+			seg->pbl = mr->type == SHCA_MPT_PBL ? mr->pbl : NULL;
+			seg->iova = mr->iova;
+			seg->page_shift = mr->page_shift;
+		}
+		spin_unlock(&mr->lock);
+	}
+	spin_unlock_irqrestore(&mw->lock, flags);
+	return ok;
+}
+
+/**
+ * shca_hw_mw_invalidate() - LOCAL_INV or SEND_WITH_INV of a window
+ * @mw: the window, referenced
+ * @key: the key to invalidate
+ * @pdn: the protection domain of the QP asking
+ * @qpn: the QP asking; for @remote, the responder the message arrived at
+ * @remote: SEND_WITH_INV: the window must be bound to @qpn
+ *
+ * Only a bound type 2 window can be invalidated.
+ *
+ * Return: true when the window was bound with @key and now is not.
+ */
+bool shca_hw_mw_invalidate(struct shca_hw_mpt *mw, u32 pdn, u32 qpn, u32 key,
+			   bool remote)
+{
+	struct shca_hw_mpt *mr = NULL;
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&mw->lock, flags);
+	ok = mw->mw_type == SHCA_MW_TYPE_2 && mw->valid && mw->key == key &&
+	     mw->pdn == pdn && (!remote || mw->qpn == qpn);
+	if (ok)
+		mr = shca_hw_mw_detach(mw);
+	spin_unlock_irqrestore(&mw->lock, flags);
+	if (mr)
+		shca_hw_mpt_put(mr);
+	return ok;
+}
+
+/**
+ * shca_hw_mw_unbind() - let a window that leaves the table go of its region
+ * @mw: the window, no longer in the table and unused
+ */
+void shca_hw_mw_unbind(struct shca_hw_mpt *mw)
+{
+	struct shca_hw_mpt *mr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&mw->lock, flags);
+	mr = shca_hw_mw_detach(mw);
+	spin_unlock_irqrestore(&mw->lock, flags);
+	if (mr)
+		shca_hw_mpt_put(mr);
+}
