@@ -298,6 +298,16 @@ struct shca_mr {
 	int access;
 };
 
+/**
+ * struct shca_mw - a memory window
+ * @ibmw: the ib_core object; first, as INIT_RDMA_OBJ_SIZE requires.  Its
+ *	rkey is the key ALLOC_MW gave; the process's provider tracks the
+ *	key each bind gives it
+ */
+struct shca_mw {
+	struct ib_mw ibmw;
+};
+
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
@@ -468,6 +478,10 @@ u64 shca_srq_take_slot(void *ctx, u32 slot);
 struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* shca_mw.c */
+int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int shca_dealloc_mw(struct ib_mw *ibmw);
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);

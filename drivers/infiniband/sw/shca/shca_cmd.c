@@ -733,9 +733,11 @@ int shca_cmd_write_mpt(struct shca_dev *sdev,
  * @sdev: the device
  * @key: the entry's key
  *
- * The device waits out any access in flight through the entry first.
+ * The device waits out any access in flight through the entry first.  A
+ * window goes even when bound; a region with windows bound stays.
  *
- * Return: 0 or a negative errno.
+ * Return: 0, -EBUSY for a region with windows bound to it, or another
+ * negative errno.
  */
 int shca_cmd_free_mpt(struct shca_dev *sdev, u32 key)
 {
@@ -745,4 +747,30 @@ int shca_cmd_free_mpt(struct shca_dev *sdev, u32 key)
 	};
 
 	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_alloc_mw() - allocate a memory window, unbound
+ * @sdev: the device
+ * @type: SHCA_MW_TYPE_1 or SHCA_MW_TYPE_2
+ * @pdn: its protection domain
+ * @key: where to put the window's key
+ *
+ * A BIND_MW work request binds it; shca_cmd_free_mpt() releases it.
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_cmd_alloc_mw(struct shca_dev *sdev, u32 type, u32 pdn, u32 *key)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_ALLOC_MW,
+		.in.mw_alloc.type = type,
+		.in.mw_alloc.pdn = pdn,
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*key = cmd.out.num;
+	return err;
 }

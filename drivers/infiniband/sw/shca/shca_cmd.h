@@ -90,5 +90,6 @@ int shca_cmd_rereg_mpt(struct shca_dev *sdev,
 int shca_cmd_write_mpt(struct shca_dev *sdev,
 		       const struct shca_hw_mpt_write *params);
 int shca_cmd_free_mpt(struct shca_dev *sdev, u32 key);
+int shca_cmd_alloc_mw(struct shca_dev *sdev, u32 type, u32 pdn, u32 *key);
 
 #endif /* SHCA_CMD_H */

@@ -142,6 +142,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.add_gid = shca_add_gid,
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
+	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.attach_mcast = shca_attach_mcast,
@@ -151,6 +152,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dealloc_driver,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.del_gid = shca_del_gid,
@@ -195,6 +197,7 @@ static const struct ib_device_ops shca_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),

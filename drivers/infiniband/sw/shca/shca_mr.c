@@ -362,12 +362,25 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
  * @ibmr: the MR
  * @udata: unused
  *
- * The device waits out any access in flight before the entry goes.
+ * The device waits out any access in flight before the entry goes, and
+ * refuses to release a region with memory windows bound to it.
  *
- * Return: 0.
+ * Return: 0, or -EBUSY with the MR left as it was.
  */
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	shca_mr_free(to_shca_dev(ibmr->device), to_shca_mr(ibmr));
+	struct shca_dev *sdev = to_shca_dev(ibmr->device);
+	struct shca_mr *mr = to_shca_mr(ibmr);
+	int err;
+
+	err = shca_cmd_free_mpt(sdev, mr->ibmr.lkey);
+	if (err == -EBUSY) {
+		ibdev_dbg(&sdev->ibdev, "%s: MR %#x: memory windows bound\n",
+			  __func__, mr->ibmr.lkey);
+		return err;
+	}
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr);
 	return 0;
 }

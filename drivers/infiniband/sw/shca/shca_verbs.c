@@ -49,7 +49,8 @@ u32 shca_access_to_hw(int ib_access)
 	       (ib_access & IB_ACCESS_FLUSH_GLOBAL ?
 		SHCA_ACCESS_FLUSH_GLOBAL : 0) |
 	       (ib_access & IB_ACCESS_FLUSH_PERSISTENT ?
-		SHCA_ACCESS_FLUSH_PERSISTENT : 0);
+		SHCA_ACCESS_FLUSH_PERSISTENT : 0) |
+	       (ib_access & IB_ACCESS_MW_BIND ? SHCA_ACCESS_MW_BIND : 0);
 }
 
 /**
@@ -105,6 +106,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cq = c->max_cq;
 	attr->max_cqe = c->max_cqe;
 	attr->max_mr = c->max_mr;
+	/* Windows and regions share the memory protection table. */
+	attr->max_mw = c->max_mr;
 	attr->max_pd = c->max_pd;
 	attr->max_qp_rd_atom = c->max_qp_rd_atom;
 	attr->max_qp_init_rd_atom = c->max_qp_init_rd_atom;
@@ -133,8 +136,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 * invalidation, RNR NAKs from an RC responder with no receive
 	 * posted, a PORT_ACTIVE event when the link comes up, SRQ resize
 	 * (IB_SRQ_MAX_WR), the system image GUID above, RDMA FLUSH of both
-	 * placement types and atomic write.  No memory windows or SG_GAPS
-	 * MRs.
+	 * placement types and atomic write, memory windows of type 1 and 2B
+	 * (bound by a process's QPs only: a kernel work request cannot bind
+	 * one).  No SG_GAPS MRs.
 	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
@@ -143,7 +147,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_FLUSH_GLOBAL |
 				 IB_DEVICE_FLUSH_PERSISTENT |
-				 IB_DEVICE_ATOMIC_WRITE;
+				 IB_DEVICE_ATOMIC_WRITE |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	/*
 	 * No local DMA lkey (ib_core gives each PD a DMA MR instead) and no
 	 * IB_MR_TYPE_SG_GAPS: map_mr_sg() maps an SG list up to its first
