@@ -18,7 +18,8 @@
 
 /*
  * The data path shared with the kernel (include/shca/).  A process has no
- * fast registration or local invalidation: no SHCA_WR_OPCODE_REG_MR.
+ * fast registration: no SHCA_WR_OPCODE_REG_MR; its local invalidations
+ * and window binds are mapped in shca_post.c.
  */
 #define shca_wr_sge		ibv_sge
 #define SHCA_WR_OPCODE(name)	IBV_WR_##name
@@ -297,6 +298,14 @@ __u64 shca_srq_take_slot(void *ctx, uint32_t slot);
 
 /* shca_post.c */
 int shca_ring_sq(struct shca_qp *qp);
+
+/* shca_mw.c */
+struct ibv_mw *shca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int shca_dealloc_mw(struct ibv_mw *mw);
+int shca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
+int shca_wqe_bind(struct shca_hw_send_wqe *w, struct ibv_mw *mw,
+		  uint32_t rkey, const struct ibv_mw_bind_info *info);
 int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

@@ -239,14 +239,17 @@ static int shca_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
+	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.attach_mcast = shca_attach_mcast,
+	.bind_mw = shca_bind_mw,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_cq_ex = shca_create_cq_ex,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
 	.create_srq = shca_create_srq,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,

@@ -21,10 +21,23 @@ int shca_ring_sq(struct shca_qp *qp)
 	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
 }
 
+/* The device's opcode for @op, with the two only a process's QPs post. */
+static uint32_t shca_user_wr_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_LOCAL_INV:
+		return SHCA_WQE_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return SHCA_WQE_BIND_MW;
+	default:
+		return shca_wr_opcode(op);
+	}
+}
+
 static int shca_build_send(struct shca_qp *qp, struct shca_hw_send_wqe *w,
 			   const struct ibv_send_wr *wr)
 {
-	uint32_t opcode = shca_wr_opcode(wr->opcode);
+	uint32_t opcode = shca_user_wr_opcode(wr->opcode);
 
 	if (!shca_wqe_op_ok(shca_qp_svc(qp->vqp.qp.qp_type), opcode) ||
 	    wr->num_sge < 0)
@@ -37,6 +50,13 @@ static int shca_build_send(struct shca_qp *qp, struct shca_hw_send_wqe *w,
 	case IBV_WR_SEND_WITH_INV:
 		w->imm_inv = wr->invalidate_rkey;
 		break;
+	case IBV_WR_LOCAL_INV:
+		/* No data: its SGEs, if any, are not the device's business. */
+		w->imm_inv = wr->invalidate_rkey;
+		return 0;
+	case IBV_WR_BIND_MW:
+		return shca_wqe_bind(w, wr->bind_mw.mw, wr->bind_mw.rkey,
+				     &wr->bind_mw.bind_info);
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:

@@ -105,6 +105,8 @@ static uint64_t shca_send_ops(enum ibv_qp_type type)
 		{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, SHCA_WQE_ATOMIC_FA },
 		{ IBV_QP_EX_WITH_FLUSH, SHCA_WQE_FLUSH },
 		{ IBV_QP_EX_WITH_ATOMIC_WRITE, SHCA_WQE_ATOMIC_WRITE },
+		{ IBV_QP_EX_WITH_LOCAL_INV, SHCA_WQE_LOCAL_INV },
+		{ IBV_QP_EX_WITH_BIND_MW, SHCA_WQE_BIND_MW },
 	};
 	uint64_t flags = 0;
 	size_t i;

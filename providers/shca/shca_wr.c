@@ -156,6 +156,27 @@ static void shca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	memcpy(&w->rdma.swap, atomic_wr, sizeof(w->rdma.swap));
 }
 
+static void shca_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	struct shca_hw_send_wqe *w = shca_wr_new(qpx, SHCA_WQE_LOCAL_INV);
+
+	if (w)
+		w->imm_inv = rkey;
+}
+
+static void shca_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			    uint32_t rkey,
+			    const struct ibv_mw_bind_info *info)
+{
+	struct shca_hw_send_wqe *w = shca_wr_new(qpx, SHCA_WQE_BIND_MW);
+	struct shca_qp *qp = qpx_to_sqp(qpx);
+
+	if (w && shca_wqe_bind(w, mw, rkey, info)) {
+		qp->cur = NULL;
+		qp->wr_err = EINVAL;
+	}
+}
+
 /* The placement types and selectivity levels the device knows. */
 static int shca_flush_args_ok(uint8_t type, uint8_t level)
 {
@@ -282,4 +303,8 @@ void shca_set_wr_ops(struct shca_qp *qp)
 		qpx->wr_flush = shca_wr_flush;
 	if (shca_wqe_op_ok(svc, SHCA_WQE_ATOMIC_WRITE))
 		qpx->wr_atomic_write = shca_wr_atomic_write;
+	if (shca_wqe_op_ok(svc, SHCA_WQE_LOCAL_INV))
+		qpx->wr_local_inv = shca_wr_local_inv;
+	if (shca_wqe_op_ok(svc, SHCA_WQE_BIND_MW))
+		qpx->wr_bind_mw = shca_wr_bind_mw;
 }
