@@ -6,7 +6,7 @@
 # Kernel verbs go through shca_kstep.ko (one verb per write, its errno the
 # write's); SET_PORT and SET_GID come from netdev events, QUERY_CQ and
 # QUERY_COUNTERS from the rdma tool, REREG_MPT from a process's
-# ibv_rereg_mr().
+# ibv_rereg_mr(), ALLOC_MW from its ibv_alloc_mw().
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 
@@ -53,6 +53,8 @@ verb() {
 	RESIZE_SRQ) kstep srq_resize ;;
 	# The kernel has no rereg of its own MRs: a process's.
 	REREG_MPT) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 rereg_step ;;
+	# ib_core has no memory windows for kernel consumers: a process's.
+	ALLOC_MW) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 mw_step ;;
 	QUERY_SRQ) kstep srq_query ;;
 	CREATE_QP) kstep qp_rc ;;
 	MODIFY_QP) kstep qp_modify ;;

@@ -26,6 +26,12 @@
  *                                   SRQ resize, rereg_mr each way; bad input
  *   shca_uverbs_test DEV rereg_step one rereg of an MR's rights: prints 0
  *                                   or -errno (fault_cmd.sh's REREG_MPT)
+ *   shca_uverbs_test DEV mw         memory windows: binds beyond the MR,
+ *                                   of a foreign PD, without the MW bind
+ *                                   right; a bad type; dealloc twice; an MR
+ *                                   with a window bound is not deregistered
+ *   shca_uverbs_test DEV mw_step    one ibv_alloc_mw(): prints 0 or -errno
+ *                                   (fault_cmd.sh's ALLOC_MW)
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
@@ -921,6 +927,202 @@ static void test_mr(void)
 	ibv_dereg_mr(small);
 	free(rbuf);
 	pair_close(&p);
+}
+
+/* --- memory windows ---------------------------------------------------- */
+
+#define MW_OPS	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_BIND_MW | \
+		 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
+
+static void mw_reconnect(struct pair *p)
+{
+	struct ibv_wc wc;
+
+	while (ibv_poll_cq(p->cq, 1, &wc) > 0)
+		;
+	if (reset_qp(p->a) || reset_qp(p->b) ||
+	    connect_qp(p, p->a, p->b->qp_num) ||
+	    connect_qp(p, p->b, p->a->qp_num))
+		die("mw reconnect");
+}
+
+/* Post a type 2 bind on @qp; returns what ibv_post_send() said. */
+static int mw_post_bind(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
+			struct ibv_mr *mr, void *addr, size_t len,
+			unsigned int access, uint64_t wr_id)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = access;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* The next completion is @wr_id's, with @status. */
+static void mw_expect(struct ibv_cq *cq, enum ibv_wc_status status,
+		      uint64_t wr_id, const char *name)
+{
+	struct ibv_wc wc;
+	int n = poll_one(cq, &wc);
+
+	CHECK(n == 1 && wc.status == status && wc.wr_id == wr_id, name,
+	      "n %d status %s wr_id %llu", n,
+	      n == 1 ? ibv_wc_status_str(wc.status) : "-",
+	      n == 1 ? (unsigned long long)wc.wr_id : 0ULL);
+}
+
+static void test_mw(void)
+{
+	const unsigned int rw = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	struct ibv_mr *mr, *nobind, *foreign;
+	struct ibv_mw *mw1, *mw2, copy;
+	struct ibv_mw_bind bind = {};
+	struct ibv_pd *pd2;
+	struct pair p;
+	uint32_t key;
+	char *rbuf;
+	int ret;
+
+	pair_open(&p);
+	rbuf = aligned_alloc(4096, 8192);
+	pd2 = ibv_alloc_pd(p.ctx);
+	if (!rbuf || !pd2)
+		die("mw resources");
+	mr = ibv_reg_mr(p.pd, rbuf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_MW_BIND);
+	nobind = ibv_reg_mr(p.pd, rbuf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	foreign = ibv_reg_mr(pd2, rbuf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_MW_BIND);
+	if (!mr || !nobind || !foreign)
+		die("mw MRs");
+
+	errno = 0;
+	mw1 = ibv_alloc_mw(p.pd, 3);
+	CHECK(!mw1 && errno == EINVAL, "mw_alloc_bad_type", "%s",
+	      mw1 ? "allocated" : strerror(errno));
+	if (mw1)
+		ibv_dealloc_mw(mw1);
+	mw1 = ibv_alloc_mw(p.pd, IBV_MW_TYPE_1);
+	mw2 = ibv_alloc_mw(p.pd, IBV_MW_TYPE_2);
+	if (!mw1 || !mw2)
+		die("ibv_alloc_mw");
+
+	/* Type 1, through ibv_bind_mw(): one byte past the MR. */
+	bind.wr_id = 1;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = mr;
+	bind.bind_info.addr = (uintptr_t)rbuf;
+	bind.bind_info.length = 4097;
+	bind.bind_info.mw_access_flags = rw;
+	ret = ibv_bind_mw(p.b, mw1, &bind);
+	CHECK(!ret, "mw_bind_beyond_mr_posted", "%s", strerror(ret));
+	mw_expect(p.cq, IBV_WC_MW_BIND_ERR, 1, "mw_bind_beyond_mr");
+	mw_reconnect(&p);
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 64, (uintptr_t)rbuf,
+		  mw1->rkey, 2);
+	mw_expect(p.cq, IBV_WC_REM_ACCESS_ERR, 2, "mw_unbound_after_bad_bind");
+	mw_reconnect(&p);
+
+	/* An MR without the MW bind right, and an MR of another PD. */
+	bind.wr_id = 3;
+	bind.bind_info.mr = nobind;
+	bind.bind_info.length = 4096;
+	ret = ibv_bind_mw(p.b, mw1, &bind);
+	CHECK(!ret, "mw_bind_no_mw_bind_posted", "%s", strerror(ret));
+	mw_expect(p.cq, IBV_WC_MW_BIND_ERR, 3, "mw_bind_without_mw_bind_access");
+	mw_reconnect(&p);
+	ret = mw_post_bind(p.b, mw2, ibv_inc_rkey(mw2->rkey), foreign, rbuf,
+			   4096, rw, 4);
+	CHECK(!ret, "mw_bind_foreign_pd_posted", "%s", strerror(ret));
+	mw_expect(p.cq, IBV_WC_MW_BIND_ERR, 4, "mw_bind_foreign_pd");
+	mw_reconnect(&p);
+	/* Rights a window cannot have: refused at the post. */
+	ret = mw_post_bind(p.b, mw2, ibv_inc_rkey(mw2->rkey), mr, rbuf, 4096,
+			   rw | IBV_ACCESS_MW_BIND, 5);
+	CHECK(ret == EINVAL, "mw_bind_bad_rights", "post returned %d", ret);
+
+	/* A good type 2 bind: the window works and holds the MR. */
+	key = ibv_inc_rkey(mw2->rkey);
+	ret = mw_post_bind(p.b, mw2, key, mr, rbuf + 1024, 1024, rw, 6);
+	CHECK(!ret, "mw_bind_type2_posted", "%s", strerror(ret));
+	mw_expect(p.cq, IBV_WC_SUCCESS, 6, "mw_bind_type2");
+	memset(rbuf, 0, 4096);
+	memset(p.buf, 0x5c, 64);
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 64,
+		  (uintptr_t)rbuf + 1024, key, 7);
+	mw_expect(p.cq, IBV_WC_SUCCESS, 7, "mw_write_through_type2");
+	CHECK(!memcmp(rbuf + 1024, p.buf, 64), "mw_write_landed", "%s",
+	      "bytes differ");
+	ret = ibv_dereg_mr(mr);
+	CHECK(ret == EBUSY, "mw_dereg_mr_with_window_bound", "%s",
+	      ret ? strerror(ret) : "deregistered");
+	if (!ret)
+		die("MR gone under its window");
+	/* A process invalidates its windows, never an MR. */
+	{
+		struct ibv_send_wr wr = {
+			.wr_id = 8, .opcode = IBV_WR_LOCAL_INV,
+			.send_flags = IBV_SEND_SIGNALED,
+			.invalidate_rkey = mr->rkey,
+		}, *bad;
+
+		ret = ibv_post_send(p.b, &wr, &bad);
+		CHECK(!ret, "mw_local_inv_mr_posted", "%s", strerror(ret));
+		mw_expect(p.cq, IBV_WC_LOC_PROT_ERR, 8, "mw_local_inv_of_an_mr");
+		mw_reconnect(&p);
+		wr.wr_id = 9;
+		wr.invalidate_rkey = key;
+		ret = ibv_post_send(p.b, &wr, &bad);
+		CHECK(!ret, "mw_local_inv_posted", "%s", strerror(ret));
+		mw_expect(p.cq, IBV_WC_SUCCESS, 9, "mw_local_inv_of_a_window");
+	}
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf, 64,
+		  (uintptr_t)rbuf + 1024, key, 10);
+	mw_expect(p.cq, IBV_WC_REM_ACCESS_ERR, 10, "mw_write_after_local_inv");
+	mw_reconnect(&p);
+
+	/* Dealloc twice: the second names a handle that is gone. */
+	copy = *mw1;
+	CHECK(!ibv_dealloc_mw(mw1), "mw_dealloc", "%s", strerror(errno));
+	ret = ibv_cmd_dealloc_mw(&copy);
+	CHECK(ret == EINVAL || ret == ENOENT, "mw_dealloc_twice",
+	      "returned %d", ret);
+	CHECK(!ibv_dealloc_mw(mw2), "mw_dealloc_type2", "%s", strerror(errno));
+	CHECK(!ibv_dereg_mr(mr), "mw_dereg_mr_after_dealloc", "%s",
+	      strerror(errno));
+	if (ibv_dereg_mr(nobind) || ibv_dereg_mr(foreign) ||
+	    ibv_dealloc_pd(pd2))
+		die("mw teardown");
+	free(rbuf);
+	pair_close(&p);
+	traffic_ok("mw_traffic_after");
+}
+
+/*
+ * One ibv_alloc_mw(); prints "0", or minus the errno.  For fault_cmd.sh,
+ * whose verb for ALLOC_MW it is.
+ */
+static void test_mw_step(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_mw *mw;
+
+	if (!pd)
+		die("mw_step resources");
+	errno = 0;
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	printf("%d\n", mw ? 0 : -errno);
+	if ((mw && ibv_dealloc_mw(mw)) || ibv_dealloc_pd(pd) ||
+	    ibv_close_device(ctx))
+		die("mw_step teardown");
 }
 
 /* --- RDMA FLUSH and atomic write --------------------------------------- */
@@ -2522,6 +2724,7 @@ int main(int argc, char **argv)
 		{ "memcg", test_memcg }, { "limits", test_limits },
 		{ "cqex", test_cqex },
 		{ "resize", test_resize }, { "rereg_step", test_rereg_step },
+		{ "mw", test_mw }, { "mw_step", test_mw_step },
 	};
 	size_t i;
 
