@@ -13,7 +13,7 @@
 
 /* Where in the target end's buffer the region's page is */
 #define SHCA_MW_OFF		SHCA_TEST_KEY_OFF
-#define SHCA_MW_RW		(SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ)
+#define SHCA_MW_RW		(SHCA_BIND_REMOTE_WRITE | SHCA_BIND_REMOTE_READ)
 #define SHCA_MW_MR_ACCESS	(SHCA_ACCESS_LOCAL_WRITE | SHCA_ACCESS_MW_BIND | \
 				 SHCA_ACCESS_REMOTE_WRITE)
 
@@ -210,7 +210,8 @@ static struct shca_test_mpt *shca_mw_setup(struct kunit *test,
  * @SHCA_MW_BIND_OTHER_INDEX: the new key names another entry
  * @SHCA_MW_BIND_STALE_KEY: the WQE names the window by a variant it does
  *	not have
- * @SHCA_MW_BIND_BAD_RIGHTS: the window asks for the MW bind right
+ * @SHCA_MW_BIND_BAD_RIGHTS: the window asks for a right windows do not
+ *	have (the MR's MW bind bit, which no SHCA_BIND_* is)
  * @SHCA_MW_BIND_MR_IS_WINDOW: the "region" is another window
  * @SHCA_MW_BIND_REBIND_TYPE2: a bound type 2 window, bound again
  */
@@ -365,7 +366,7 @@ static void shca_test_mw_rights_and_range(struct kunit *test)
 	w = shca_mw_alloc(test, b->pd, SHCA_MW_TYPE_1);
 	key = shca_mw_variant(w->key, 0x11);
 	shca_mw_bind(test, b, 1, w->key, key, m->key, m->pbl[0] + 256, 512,
-		     SHCA_ACCESS_REMOTE_READ);
+		     SHCA_BIND_REMOTE_READ);
 	shca_test_expect(test, b, IB_WC_SUCCESS, 1);
 
 	memset(b->buf + SHCA_MW_OFF + 256, 0x3c, 512);

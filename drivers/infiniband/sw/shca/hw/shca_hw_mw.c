@@ -22,23 +22,39 @@
  * FREE_MPT and REREG_MPT of the region are refused (BUSY) until no window
  * is bound to it.  Lock order: a window's lock, then its region's.
  */
+#include <linux/array_size.h>
 #include <linux/slab.h>
 
 #include "shca_hw_int.h"
 
-static_assert(SHCA_BIND_LOCAL_WRITE == SHCA_ACCESS_LOCAL_WRITE &&
-	      SHCA_BIND_REMOTE_WRITE == SHCA_ACCESS_REMOTE_WRITE &&
-	      SHCA_BIND_REMOTE_READ == SHCA_ACCESS_REMOTE_READ &&
-	      SHCA_BIND_REMOTE_ATOMIC == SHCA_ACCESS_REMOTE_ATOMIC &&
-	      SHCA_BIND_FLUSH_GLOBAL == SHCA_ACCESS_FLUSH_GLOBAL &&
-	      SHCA_BIND_FLUSH_PERSISTENT == SHCA_ACCESS_FLUSH_PERSISTENT);
+/* The SHCA_BIND_* rights of a WQE the device knows, and its own bit for each */
+static const struct {
+	u32 bind;
+	u32 access;
+} shca_hw_mw_rights[] = {
+	{ SHCA_BIND_REMOTE_WRITE, SHCA_ACCESS_REMOTE_WRITE },
+	{ SHCA_BIND_REMOTE_READ, SHCA_ACCESS_REMOTE_READ },
+	{ SHCA_BIND_REMOTE_ATOMIC, SHCA_ACCESS_REMOTE_ATOMIC },
+	{ SHCA_BIND_FLUSH_GLOBAL, SHCA_ACCESS_FLUSH_GLOBAL },
+	{ SHCA_BIND_FLUSH_PERSISTENT, SHCA_ACCESS_FLUSH_PERSISTENT },
+	/* Local write means nothing for a window: accepted, dropped. */
+	{ SHCA_BIND_LOCAL_WRITE, 0 },
+};
 
-/* The rights a window can grant. */
-#define SHCA_HW_MW_RIGHTS	(SHCA_ACCESS_REMOTE_WRITE | \
-				 SHCA_ACCESS_REMOTE_READ | \
-				 SHCA_ACCESS_REMOTE_ATOMIC | \
-				 SHCA_ACCESS_FLUSH_GLOBAL | \
-				 SHCA_ACCESS_FLUSH_PERSISTENT)
+/* A bind's rights as SHCA_ACCESS_* bits; false for a right it lacks. */
+static bool shca_hw_mw_access(u32 bind, u32 *access)
+{
+	u32 i;
+
+	*access = 0;
+	for (i = 0; i < ARRAY_SIZE(shca_hw_mw_rights); i++) {
+		if (bind & shca_hw_mw_rights[i].bind) {
+			*access |= shca_hw_mw_rights[i].access;
+			bind &= ~shca_hw_mw_rights[i].bind;
+		}
+	}
+	return !bind;
+}
 
 /**
  * shca_hw_alloc_mw() - ALLOC_MW: a new, unbound window
@@ -130,15 +146,15 @@ static bool shca_hw_mw_region_ok(const struct shca_hw_mpt *mr, u32 key,
 u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
 		   const struct shca_hw_send_wqe *wqe)
 {
-	u32 rights = wqe->bind.access & ~SHCA_ACCESS_LOCAL_WRITE;
 	struct shca_hw_mpt *mw, *mr = NULL, *old = NULL;
 	u8 status = SHCA_CQE_MW_BIND_ERR;
 	unsigned long flags;
 	bool unbind, ok;
+	u32 rights;
 
 	if (shca_hw_key_index(wqe->bind.new_key) !=
 	    shca_hw_key_index(wqe->bind.mw_key) ||
-	    (rights & ~SHCA_HW_MW_RIGHTS))
+	    !shca_hw_mw_access(wqe->bind.access, &rights))
 		return status;
 	mw = shca_hw_mpt_get(hw, wqe->bind.mw_key);
 	if (!mw)
