@@ -773,11 +773,12 @@ static void test_rings(void)
 	w.reg.access = 0xf;
 	bad_wqe(&p, "ring_reg_mr_refused", &w, IBV_WC_LOC_QP_OP_ERR);
 
+	/* A process's LOCAL_INV invalidates its memory windows, no MR. */
 	memset(&w, 0, sizeof(w));
 	w.opcode = SHCA_WQE_LOCAL_INV;
 	w.flags = SHCA_WQE_F_SIGNALED;
 	w.imm_inv = p.mr->lkey;
-	bad_wqe(&p, "ring_local_inv_refused", &w, IBV_WC_LOC_QP_OP_ERR);
+	bad_wqe(&p, "ring_local_inv_refused", &w, IBV_WC_LOC_PROT_ERR);
 
 	/* A producer index the ring cannot hold: the QP fails, alone. */
 	q = sqp(p.a);
