@@ -332,18 +332,22 @@ static void shca_test_busy_cq_and_bad_transition_refused(struct kunit *test)
  * @name: the case's name
  * @user: the QP's rings are a process's
  * @opcode: SHCA_WQE_REG_MR or SHCA_WQE_LOCAL_INV
+ * @status: for a user QP, the completion: REG_MR is refused outright; a
+ *	LOCAL_INV may name a memory window only, and this key names none
  */
 struct shca_user_wqe_case {
 	const char *name;
 	bool user;
 	u8 opcode;
+	u8 status;
 };
 
 static const struct shca_user_wqe_case shca_user_wqe_cases[] = {
 	{ "kernel_reg_mr",	false,	SHCA_WQE_REG_MR },
 	{ "kernel_local_inv",	false,	SHCA_WQE_LOCAL_INV },
-	{ "user_reg_mr",	true,	SHCA_WQE_REG_MR },
-	{ "user_local_inv",	true,	SHCA_WQE_LOCAL_INV },
+	{ "user_reg_mr",	true,	SHCA_WQE_REG_MR, SHCA_CQE_LOC_QP_OP_ERR },
+	{ "user_local_inv",	true,	SHCA_WQE_LOCAL_INV,
+	  SHCA_CQE_LOC_PROT_ERR },
 };
 
 static void shca_user_wqe_desc(const struct shca_user_wqe_case *c,
@@ -356,9 +360,9 @@ KUNIT_ARRAY_PARAM(shca_user_wqe, shca_user_wqe_cases, shca_user_wqe_desc);
 
 /*
  * A process writes its QPs' WQEs itself, so the device refuses a user QP
- * the WQEs that carry kernel addresses (a REG_MR page list) or touch keys
- * beyond the process's MRs, before looking at anything else in them; a
- * kernel QP's are executed.  One WQE on an RTS QP, through the doorbell,
+ * the WQEs that carry kernel addresses (a REG_MR page list) before looking
+ * at anything else in them, and lets its LOCAL_INV invalidate only memory
+ * windows; a kernel QP's are executed.  One WQE on an RTS QP, through the doorbell,
  * and its CQE read off the ring.
  */
 static void shca_test_user_qp_wqe_refused(struct kunit *test)
@@ -408,7 +412,7 @@ static void shca_test_user_qp_wqe_refused(struct kunit *test)
 	KUNIT_ASSERT_EQ_MSG(test, 1, ring[0].owner, "no CQE");
 	KUNIT_EXPECT_EQ(test, qpn, ring[0].qpn);
 	if (c->user)
-		KUNIT_EXPECT_EQ(test, SHCA_CQE_LOC_QP_OP_ERR, ring[0].status);
+		KUNIT_EXPECT_EQ(test, c->status, ring[0].status);
 	else
 		KUNIT_EXPECT_NE(test, SHCA_CQE_LOC_QP_OP_ERR, ring[0].status);
 
