@@ -56,7 +56,8 @@ static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
 	u32 index;
 	int err;
 
-	if ((in->type != SHCA_MPT_DMA && in->type != SHCA_MPT_PBL) ||
+	if ((in->type != SHCA_MPT_DMA && in->type != SHCA_MPT_PBL &&
+	     in->type != SHCA_MPT_DM) ||
 	    !in->pdn || in->pdn > hw->caps->max_pd ||
 	    (in->flags & ~SHCA_MPT_F_ALL) ||
 	    ((in->flags & SHCA_MPT_F_FAST_REG) && in->type != SHCA_MPT_PBL))
@@ -107,12 +108,14 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 	if (!mpt)
 		return SHCA_HW_BAD_INDEX;
 	spin_lock_irq(&mpt->lock);
-	if (mpt->type == SHCA_MPT_PBL &&
-	    (in->npages > mpt->max_pages ||
-	     !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
-			     in->iova, in->length))) {
+	if (mpt->type == SHCA_MPT_DM)
+		status = shca_hw_dm_map(hw, mpt, in);
+	else if (mpt->type == SHCA_MPT_PBL &&
+		 (in->npages > mpt->max_pages ||
+		  !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
+				  in->iova, in->length)))
 		status = SHCA_HW_BAD_PARAM;
-	} else {
+	if (status == SHCA_HW_OK) {
 		mpt->key = in->key;
 		mpt->access = in->access;
 		mpt->iova = in->iova;
@@ -206,6 +209,7 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
 		return SHCA_HW_BAD_INDEX;
 	shca_hw_mpt_put(mpt);
 	wait_var_event(&mpt->ref, !refcount_read(&mpt->ref));
+	shca_hw_dm_unmap(mpt);
 	kfree(mpt);
 	return SHCA_HW_OK;
 }
@@ -263,6 +267,7 @@ static bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr,
 {
 	if (mpt->type == SHCA_MPT_DMA)
 		return addr + len >= addr;
+	/* A DM entry is zero-based: iova 0, its length the range's. */
 	return addr >= mpt->iova && len <= mpt->length &&
 	       addr - mpt->iova <= mpt->length - len;
 }
@@ -284,6 +289,9 @@ static bool shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn,
 		seg->addr = addr;
 		seg->len = len;
 		seg->pbl = mpt->type == SHCA_MPT_PBL ? mpt->pbl : NULL;
+		/* Device memory is contiguous: a kernel address at once. */
+		if (mpt->type == SHCA_MPT_DM)
+			seg->addr = (uintptr_t)(mpt->dm_kaddr + addr);
 		seg->iova = mpt->iova;
 		seg->page_shift = mpt->page_shift;
 	}
