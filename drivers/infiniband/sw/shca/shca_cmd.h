@@ -91,4 +91,9 @@ int shca_cmd_write_mpt(struct shca_dev *sdev,
 		       const struct shca_hw_mpt_write *params);
 int shca_cmd_free_mpt(struct shca_dev *sdev, u32 key);
 
+/* Device memory */
+int shca_cmd_alloc_dm(struct shca_dev *sdev, u64 length, u32 log_align,
+		      u64 *addr);
+int shca_cmd_free_dm(struct shca_dev *sdev, u64 addr);
+
 #endif /* SHCA_CMD_H */
