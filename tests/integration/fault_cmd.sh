@@ -6,7 +6,7 @@
 # Kernel verbs go through shca_kstep.ko (one verb per write, its errno the
 # write's); SET_PORT and SET_GID come from netdev events, QUERY_CQ and
 # QUERY_COUNTERS from the rdma tool, REREG_MPT from a process's
-# ibv_rereg_mr().
+# ibv_rereg_mr(), ALLOC_DM from its ibv_alloc_dm().
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 
@@ -53,6 +53,8 @@ verb() {
 	RESIZE_SRQ) kstep srq_resize ;;
 	# The kernel has no rereg of its own MRs: a process's.
 	REREG_MPT) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 rereg_step ;;
+	# The kernel has no device memory verbs: a process's.
+	ALLOC_DM) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 dm_step ;;
 	QUERY_SRQ) kstep srq_query ;;
 	CREATE_QP) kstep qp_rc ;;
 	MODIFY_QP) kstep qp_modify ;;
@@ -109,7 +111,7 @@ echo $((4294967296 + qport)) > $knob 2>/dev/null && fail "2^32 + $qport accepted
 # Issued only while the device is being created, before its debugfs
 # directory (and so the knob) exists: nothing after probe reaches them.
 probe_only="QUERY_CAPS CREATE_EQ"
-releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT DETACH_MCAST"
+releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT DETACH_MCAST FREE_DM"
 
 base=$(res_summary shca0)
 tested=0
