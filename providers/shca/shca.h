@@ -316,4 +316,14 @@ int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 /* shca_wr.c */
 void shca_set_wr_ops(struct shca_qp *qp);
 
+/* shca_dm.c */
+struct ibv_dm *shca_alloc_dm(struct ibv_context *ibctx,
+			     struct ibv_alloc_dm_attr *attr);
+int shca_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *shca_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			      uint64_t dm_offset, size_t length,
+			      unsigned int access);
+struct ibv_dm *shca_import_dm(struct ibv_context *ibctx, uint32_t handle);
+void shca_unimport_dm(struct ibv_dm *ibdm);
+
 #endif /* SHCA_PROVIDER_H */

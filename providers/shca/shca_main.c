@@ -20,7 +20,7 @@
  * The provider is split by object: this file has the device, the context,
  * PDs, MRs and AHs; shca_cq.c polls and sweeps; shca_qp.c and shca_srq.c
  * create the queues; shca_post.c posts work requests and shca_wr.c is the
- * ibv_wr_* send API.  WQE building, WQE completion, SRQ slots and CQE
+ * ibv_wr_* send API; shca_dm.c is device memory.  WQE building, WQE completion, SRQ slots and CQE
  * decoding are the kernel's own code, in include/shca/.
  */
 #include <config.h>
@@ -240,6 +240,7 @@ static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_mw = shca_alloc_mw,
+	.alloc_dm = shca_alloc_dm,
 	.alloc_pd = shca_alloc_pd,
 	.attach_mcast = shca_attach_mcast,
 	.bind_mw = shca_bind_mw,
@@ -258,6 +259,8 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.destroy_srq = shca_destroy_srq,
 	.detach_mcast = shca_detach_mcast,
 	.free_context = shca_free_context,
+	.free_dm = shca_free_dm,
+	.import_dm = shca_import_dm,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
 	.poll_cq = shca_poll_cq,
@@ -269,10 +272,12 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.query_qp = shca_query_qp,
 	.query_rt_values = shca_query_rt_values,
 	.query_srq = shca_query_srq,
+	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_mr = shca_reg_mr,
 	.req_notify_cq = shca_req_notify_cq,
 	.rereg_mr = shca_rereg_mr,
 	.resize_cq = shca_resize_cq,
+	.unimport_dm = shca_unimport_dm,
 };
 
 static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,

@@ -6,7 +6,7 @@
 # Kernel verbs go through shca_kstep.ko (one verb per write, its errno the
 # write's); SET_PORT and SET_GID come from netdev events, QUERY_CQ and
 # QUERY_COUNTERS from the rdma tool, REREG_MPT from a process's
-# ibv_rereg_mr(), ALLOC_MW from its ibv_alloc_mw().
+# ibv_rereg_mr(), ALLOC_MW from its ibv_alloc_mw(), ALLOC_DM from its ibv_alloc_dm().
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 
@@ -55,6 +55,8 @@ verb() {
 	REREG_MPT) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 rereg_step ;;
 	# ib_core has no memory windows for kernel consumers: a process's.
 	ALLOC_MW) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 mw_step ;;
+	# The kernel has no device memory verbs: a process's.
+	ALLOC_DM) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 dm_step ;;
 	QUERY_SRQ) kstep srq_query ;;
 	CREATE_QP) kstep qp_rc ;;
 	MODIFY_QP) kstep qp_modify ;;
@@ -111,7 +113,7 @@ echo $((4294967296 + qport)) > $knob 2>/dev/null && fail "2^32 + $qport accepted
 # Issued only while the device is being created, before its debugfs
 # directory (and so the knob) exists: nothing after probe reaches them.
 probe_only="QUERY_CAPS CREATE_EQ"
-releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT DETACH_MCAST"
+releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT DETACH_MCAST FREE_DM"
 
 base=$(res_summary shca0)
 tested=0

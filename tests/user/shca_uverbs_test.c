@@ -32,6 +32,11 @@
  *                                   with a window bound is not deregistered
  *   shca_uverbs_test DEV mw_step    one ibv_alloc_mw(): prints 0 or -errno
  *                                   (fault_cmd.sh's ALLOC_MW)
+ *   shca_uverbs_test DEV dm         device memory: bad sizes, copies and
+ *                                   MR ranges past the end, a DM in use,
+ *                                   foreign handles; DM MR traffic
+ *   shca_uverbs_test DEV dm_step    one ibv_alloc_dm(): prints 0 or -errno
+ *                                   (fault_cmd.sh's ALLOC_DM)
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
@@ -1864,6 +1869,154 @@ static void test_rereg_step(void)
 	free(buf);
 }
 
+/* --- device memory ------------------------------------------------------ */
+
+static struct ibv_dm *dm_alloc(struct ibv_context *ctx, size_t len,
+			       uint32_t log_align, uint32_t comp_mask)
+{
+	struct ibv_alloc_dm_attr attr = {
+		.length = len, .log_align_req = log_align,
+		.comp_mask = comp_mask,
+	};
+
+	errno = 0;
+	return ibv_alloc_dm(ctx, &attr);
+}
+
+#define DM_ACCESS	(IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE | \
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+/*
+ * Bad sizes, copies and MR ranges past a DM's end, a DM in use, foreign
+ * handles: each gets its error and changes nothing; a DM MR then carries
+ * an RDMA WRITE byte-exact, and one past its end is refused.
+ */
+static void test_dm(void)
+{
+	struct ibv_device_attr_ex dev;
+	struct ibv_context *other;
+	struct ibv_dm *dm, *all, *odm;
+	struct ibv_mr *mr, *bad;
+	uint32_t word = 0x5a5a5a5a;
+	struct ibv_pd *opd;
+	char rd[128];
+	struct ibv_wc wc;
+	struct pair p;
+	size_t max;
+	int r;
+
+	pair_open(&p);
+	if (ibv_query_device_ex(p.ctx, NULL, &dev))
+		die("ibv_query_device_ex");
+	max = dev.max_dm_size;
+	CHECK(max >= 65536, "dm_max_dm_size", "max_dm_size %zu", max);
+
+	CHECK(!dm_alloc(p.ctx, 0, 0, 0) && errno == EINVAL, "dm_size_0",
+	      "errno %d", errno);
+	CHECK(!dm_alloc(p.ctx, max + 1, 0, 0) && errno == EINVAL,
+	      "dm_size_over_max", "errno %d", errno);
+	CHECK(!dm_alloc(p.ctx, SIZE_MAX, 0, 0) && errno == EINVAL,
+	      "dm_size_huge", "errno %d", errno);
+	CHECK(!dm_alloc(p.ctx, 64, 40, 0) && errno == EINVAL,
+	      "dm_alignment_over_max", "errno %d", errno);
+	CHECK(!dm_alloc(p.ctx, 64, 0, 1) && errno == EINVAL,
+	      "dm_unknown_comp_mask", "errno %d", errno);
+	/* All of it, then one more byte: over what is left. */
+	all = dm_alloc(p.ctx, max, 0, 0);
+	CHECK(all, "dm_all_of_it", "errno %d", errno);
+	CHECK(!dm_alloc(p.ctx, 4, 0, 0) && errno == ENOMEM,
+	      "dm_over_what_is_left", "errno %d", errno);
+	CHECK(all && !ibv_free_dm(all), "dm_free_all", "errno %d", errno);
+
+	dm = dm_alloc(p.ctx, 100, 0, 0);
+	if (!dm)
+		die("ibv_alloc_dm");
+	CHECK(ibv_memcpy_to_dm(dm, 100, &word, 4) == EINVAL,
+	      "dm_copy_to_past_the_end", "");
+	CHECK(ibv_memcpy_to_dm(dm, 96, rd, 8) == EINVAL,
+	      "dm_copy_to_across_the_end", "");
+	CHECK(ibv_memcpy_to_dm(dm, 2, &word, 4) == EINVAL,
+	      "dm_copy_to_unaligned", "");
+	CHECK(ibv_memcpy_from_dm(rd, dm, UINT64_MAX - 3, 8) == EINVAL,
+	      "dm_copy_from_wrapping", "");
+	CHECK(ibv_memcpy_to_dm(dm, 96, &word, 4) == 0 &&
+	      ibv_memcpy_from_dm(rd, dm, 96, 4) == 0 && !memcmp(rd, &word, 4),
+	      "dm_copy_last_word", "");
+
+	errno = 0;
+	bad = ibv_reg_dm_mr(p.pd, dm, 0, 104, DM_ACCESS);
+	CHECK(!bad && errno == EINVAL, "dm_mr_past_the_end", "errno %d", errno);
+	errno = 0;
+	bad = ibv_reg_dm_mr(p.pd, dm, 104, 0, DM_ACCESS);
+	CHECK(!bad && errno == EINVAL, "dm_mr_offset_past_the_end",
+	      "errno %d", errno);
+	errno = 0;
+	bad = ibv_reg_dm_mr(p.pd, dm, 0, 64, DM_ACCESS & ~IBV_ACCESS_ZERO_BASED);
+	CHECK(!bad && errno == EINVAL, "dm_mr_not_zero_based", "errno %d",
+	      errno);
+	errno = 0;
+	bad = ibv_reg_dm_mr(p.pd, dm, 0, 64, DM_ACCESS | IBV_ACCESS_MW_BIND);
+	CHECK(!bad && errno, "dm_mr_bad_access", "errno %d", errno);
+
+	/* Foreign handles: another context's PD, and another's DM. */
+	other = open_dev();
+	opd = ibv_alloc_pd(other);
+	if (!opd)
+		die("ibv_alloc_pd");
+	errno = 0;
+	bad = ibv_reg_dm_mr(opd, dm, 0, 64, DM_ACCESS);
+	CHECK(!bad && errno, "dm_mr_foreign_dm", "errno %d", errno);
+	odm = dm_alloc(other, 64, 0, 0);
+	if (!odm)
+		die("ibv_alloc_dm other");
+	errno = 0;
+	CHECK(!ibv_import_dm(other, dm->handle + 1000) && errno,
+	      "dm_import_no_such_handle", "errno %d", errno);
+
+	mr = ibv_reg_dm_mr(p.pd, dm, 32, 64, DM_ACCESS);
+	CHECK(mr, "dm_mr", "errno %d", errno);
+	if (!mr)
+		die("ibv_reg_dm_mr");
+	r = ibv_free_dm(dm);
+	CHECK(r == EBUSY, "dm_free_with_mr_busy", "returned %d", r);
+
+	/* The MR's address 0 is the DM's byte 32. */
+	memset(p.buf + 4096, 0xc3, 64);
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf + 4096, 64, 0,
+		  mr->rkey, 1);
+	memset(rd, 0, sizeof(rd));
+	CHECK(poll_one(p.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      !ibv_memcpy_from_dm(rd, dm, 0, 100) &&
+	      !memchr(rd + 32, 0, 64) && !memcmp(rd + 32, p.buf + 4096, 64) &&
+	      !rd[0] && !rd[31], "dm_rdma_write", "status %d", wc.status);
+	post_send(p.a, IBV_WR_RDMA_WRITE, p.mr, p.buf + 4096, 8, 60,
+		  mr->rkey, 2);
+	CHECK(poll_one(p.cq, &wc) && wc.status == IBV_WC_REM_ACCESS_ERR &&
+	      !ibv_memcpy_from_dm(rd + 100, dm, 96, 4) &&
+	      !memcmp(rd + 100, &word, 4), "dm_rdma_write_past_the_end",
+	      "status %d", wc.status);
+
+	CHECK(!ibv_dereg_mr(mr) && !ibv_free_dm(dm), "dm_free_after_mr", "");
+	CHECK(!ibv_free_dm(odm) && !ibv_dealloc_pd(opd) &&
+	      !ibv_close_device(other), "dm_other_context_teardown", "");
+	pair_close(&p);
+	traffic_ok("dm_device_works_after");
+}
+
+/*
+ * One ibv_alloc_dm(); prints "0", or minus the errno.  For fault_cmd.sh,
+ * whose verb for ALLOC_DM it is.
+ */
+static void test_dm_step(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_dm *dm = dm_alloc(ctx, 4096, 0, 0);
+
+	printf("%d\n", dm ? 0 : -errno);
+	if ((dm && ibv_free_dm(dm)) || ibv_close_device(ctx))
+		die("dm_step teardown");
+}
+
 static void test_resize(void)
 {
 	test_resize_cq();
@@ -2726,6 +2879,7 @@ int main(int argc, char **argv)
 		{ "cqex", test_cqex },
 		{ "resize", test_resize }, { "rereg_step", test_rereg_step },
 		{ "mw", test_mw }, { "mw_step", test_mw_step },
+		{ "dm", test_dm }, { "dm_step", test_dm_step },
 	};
 	size_t i;
 

@@ -40,6 +40,33 @@
 
 #define SHCA_UVERBS_ABI_VERSION		1
 
+/*
+ * Device memory.  The generic DM_ALLOC method of UVERBS_OBJECT_DM carries
+ * one driver attribute, the offset to mmap() the allocation at on the
+ * context's fd; the mapping is the allocation's length rounded up to
+ * pages, and the allocation starts at its first byte.  The driver method
+ * SHCA_IB_METHOD_DM_QUERY returns the same offset and the length of an
+ * existing DM, for an imported context (ibv_import_dm()).
+ */
+#define SHCA_IB_ID_DRIVER_NS		(1U << 12)	/* UVERBS_ID_NS_SHIFT */
+
+/* Driver attributes of UVERBS_METHOD_DM_ALLOC */
+enum shca_ib_dm_alloc_attrs {
+	SHCA_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = SHCA_IB_ID_DRIVER_NS,
+};
+
+/* Driver methods of UVERBS_OBJECT_DM */
+enum shca_ib_dm_methods {
+	SHCA_IB_METHOD_DM_QUERY = SHCA_IB_ID_DRIVER_NS,
+};
+
+/* Attributes of SHCA_IB_METHOD_DM_QUERY */
+enum shca_ib_dm_query_attrs {
+	SHCA_IB_ATTR_QUERY_DM_REQ_HANDLE = SHCA_IB_ID_DRIVER_NS,
+	SHCA_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+	SHCA_IB_ATTR_QUERY_DM_RESP_LENGTH,
+};
+
 /**
  * struct shca_alloc_ucontext_resp - what a new context learns of the device
  * @sq_wqe_size: bytes per send WQE (struct shca_hw_send_wqe)

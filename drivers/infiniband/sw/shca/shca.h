@@ -21,6 +21,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "hw/shca_hw.h"
 #include "shca_cmd.h"
@@ -113,13 +114,32 @@ struct shca_ucontext {
 };
 
 /**
- * struct shca_mmap_entry - a ring buffer a process may map
+ * struct shca_mmap_entry - a ring buffer or device memory a process may map
  * @rdma_entry: ib_core's part: the offset, valid on one context only
- * @buf: the buffer, from shca_buf_alloc(); the entry's, freed with it
+ * @buf: the buffer, from shca_buf_alloc(); the entry's, freed with it;
+ *	NULL for device memory
+ * @dm: the entry maps a device memory allocation (shca_dm.c), which it
+ *	owns: the allocation is freed with the entry, once no mapping of
+ *	it is left
+ * @dm_addr: the allocation's device memory address
+ * @dm_length: its length in bytes
  */
 struct shca_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	void *buf;
+	bool dm;
+	u64 dm_addr;
+	u64 dm_length;
+};
+
+/**
+ * struct shca_dm - a process's allocation of device memory
+ * @ibdm: the ib_core object
+ * @entry: its mmap entry, which owns the allocation in the device
+ */
+struct shca_dm {
+	struct ib_dm ibdm;
+	struct shca_mmap_entry *entry;
 };
 
 /**
@@ -325,6 +345,11 @@ to_shca_mmap_entry(struct rdma_user_mmap_entry *e)
 	return container_of(e, struct shca_mmap_entry, rdma_entry);
 }
 
+static inline struct shca_dm *to_shca_dm(struct ib_dm *ibdm)
+{
+	return container_of(ibdm, struct shca_dm, ibdm);
+}
+
 static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct shca_pd, ibpd);
@@ -475,6 +500,9 @@ void shca_srq_free_slot(struct shca_srq *srq, u32 slot);
 u64 shca_srq_take_slot(void *ctx, u32 slot);
 
 /* shca_mr.c */
+struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
+			      u32 type, u32 max_pages, u32 flags);
+void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr);
 struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
@@ -490,6 +518,19 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt, int access, struct ib_udata *udata);
+
+/* shca_dm.c */
+struct ib_dm *shca_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
+			    struct ib_dm_alloc_attr *attr,
+			    struct uverbs_attr_bundle *attrs);
+int shca_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+int shca_dm_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma,
+		 struct shca_mmap_entry *e);
+void shca_dm_mmap_free(struct shca_mmap_entry *e);
+struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			     struct ib_dm_mr_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+extern const struct uapi_definition shca_uapi_defs[];
 
 /* shca_ah.c */
 void shca_av_from_ah_attr(struct shca_hw_av *av,

@@ -774,3 +774,49 @@ int shca_cmd_alloc_mw(struct shca_dev *sdev, u32 type, u32 pdn, u32 *key)
 		*key = cmd.out.num;
 	return err;
 }
+
+/**
+ * shca_cmd_alloc_dm() - allocate a range of the device memory
+ * @sdev: the device
+ * @length: bytes
+ * @log_align: log2 of the alignment the range needs
+ * @addr: where to put the range's device memory address
+ *
+ * The range starts zeroed.
+ *
+ * Return: 0, -EINVAL for a length of zero or beyond the device memory or
+ * an alignment beyond it, -ENOMEM when no free range is long enough, or
+ * another negative errno.
+ */
+int shca_cmd_alloc_dm(struct shca_dev *sdev, u64 length, u32 log_align,
+		      u64 *addr)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_ALLOC_DM,
+		.in.dm = { .length = length, .log_align = log_align },
+	};
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*addr = cmd.out.dm_addr;
+	return err;
+}
+
+/**
+ * shca_cmd_free_dm() - release a range of the device memory
+ * @sdev: the device
+ * @addr: its address, from shca_cmd_alloc_dm()
+ *
+ * Return: 0, -EBUSY while an MR maps the range, -EINVAL for an address no
+ * range starts at, or another negative errno.
+ */
+int shca_cmd_free_dm(struct shca_dev *sdev, u64 addr)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_FREE_DM,
+		.in.dm_addr = addr,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}

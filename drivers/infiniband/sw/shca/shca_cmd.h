@@ -92,4 +92,9 @@ int shca_cmd_write_mpt(struct shca_dev *sdev,
 int shca_cmd_free_mpt(struct shca_dev *sdev, u32 key);
 int shca_cmd_alloc_mw(struct shca_dev *sdev, u32 type, u32 pdn, u32 *key);
 
+/* Device memory */
+int shca_cmd_alloc_dm(struct shca_dev *sdev, u64 length, u32 log_align,
+		      u64 *addr);
+int shca_cmd_free_dm(struct shca_dev *sdev, u64 addr);
+
 #endif /* SHCA_CMD_H */

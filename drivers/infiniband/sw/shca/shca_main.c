@@ -140,6 +140,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
 
 	.add_gid = shca_add_gid,
+	.alloc_dm = shca_alloc_dm,
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
 	.alloc_mw = shca_alloc_mw,
@@ -151,6 +152,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_qp = shca_create_qp,
 	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
+	.dealloc_dm = shca_dealloc_dm,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
@@ -190,6 +192,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
 	.query_srq = shca_query_srq,
+	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_user_mr = shca_reg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
 	.rereg_user_mr = shca_rereg_user_mr,
@@ -263,6 +266,8 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	init_waitqueue_head(&sdev->qpn_wait);
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
+	if (IS_ENABLED(CONFIG_INFINIBAND_USER_ACCESS))
+		sdev->ibdev.driver_def = shca_uapi_defs;
 	/*
 	 * Beyond ib_core's default commands: a process rings its doorbells
 	 * with a POST_SEND or POST_RECV of no work requests, and arms its

@@ -14,8 +14,18 @@
 
 #include "shca.h"
 
-static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
-				     u32 type, u32 max_pages, u32 flags)
+/**
+ * shca_mr_alloc() - an MR with a new, invalid MPT entry
+ * @sdev: the device
+ * @ibpd: its protection domain
+ * @type: enum shca_hw_mpt_type
+ * @max_pages: the page list it gets room for, for PBL entries; or 0
+ * @flags: SHCA_MPT_F_*
+ *
+ * Return: the MR or an ERR_PTR(); free it with shca_mr_free().
+ */
+struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
+			      u32 type, u32 max_pages, u32 flags)
 {
 	struct shca_hw_mpt_alloc params = {
 		.type = type,
@@ -50,7 +60,12 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
 	return mr;
 }
 
-static void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
+/**
+ * shca_mr_free() - free an MR and its MPT entry
+ * @sdev: the device
+ * @mr: the MR; the device waits out its accesses in flight
+ */
+void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
 {
 	shca_cmd_free_mpt(sdev, mr->ibmr.lkey);
 	ib_umem_release(mr->umem);

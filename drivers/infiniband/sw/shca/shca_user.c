@@ -248,8 +248,11 @@ int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 			 vma->vm_pgoff << PAGE_SHIFT);
 		return -EINVAL;
 	}
-	err = shca_mmap_pages(vma, to_shca_mmap_entry(e)->buf,
-			      vma->vm_end - vma->vm_start);
+	if (to_shca_mmap_entry(e)->dm)
+		err = shca_dm_mmap(ibuc, vma, to_shca_mmap_entry(e));
+	else
+		err = shca_mmap_pages(vma, to_shca_mmap_entry(e)->buf,
+				      vma->vm_end - vma->vm_start);
 	rdma_user_mmap_entry_put(e);
 	return err;
 }
@@ -266,6 +269,10 @@ void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	struct shca_mmap_entry *e = to_shca_mmap_entry(rdma_entry);
 
+	if (e->dm) {
+		shca_dm_mmap_free(e);
+		return;
+	}
 	shca_buf_free(e->buf);
 	kfree(e);
 }

@@ -131,6 +131,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/* The clock every CQE is stamped with. */
 	attr->hca_core_clock = c->core_clock_khz;
 	attr->timestamp_mask = c->timestamp_mask;
+	attr->max_dm_size = c->max_dm_size;
 	/*
 	 * Only what the device does: fast registration and local and remote
 	 * invalidation, RNR NAKs from an RC responder with no receive

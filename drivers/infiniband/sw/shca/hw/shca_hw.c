@@ -92,6 +92,9 @@ static const struct shca_hw_caps shca_hw_default_caps = {
 	/* The clock counts nanoseconds of CLOCK_MONOTONIC: 1 GHz, 64 bits. */
 	.core_clock_khz			= NSEC_PER_SEC / 1000,
 	.timestamp_mask			= U64_MAX,
+	/* 256 KiB of device memory, handed out in pages. */
+	.max_dm_size			= 256 << 10,
+	.dm_log_granule			= PAGE_SHIFT,
 };
 
 #define SHCA_HW_DEFAULT_PKEY	0xffff
@@ -130,6 +133,8 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_RESIZE_SRQ]	= "RESIZE_SRQ",
 	[SHCA_CMD_REREG_MPT]	= "REREG_MPT",
 	[SHCA_CMD_ALLOC_MW]	= "ALLOC_MW",
+	[SHCA_CMD_ALLOC_DM]	= "ALLOC_DM",
+	[SHCA_CMD_FREE_DM]	= "FREE_DM",
 };
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
@@ -235,6 +240,7 @@ struct shca_hw *shca_hw_create(void)
 	hw->pkeys = kcalloc(hw->caps->max_pkeys, sizeof(*hw->pkeys),
 			    GFP_KERNEL);
 	if (!hw->gids || !hw->pkeys || shca_hw_mcast_init(hw) ||
+	    shca_hw_dm_init(hw) ||
 	    shca_hw_sched_init(hw, shca_hw_req_turn)) {
 		shca_hw_destroy(hw);
 		return NULL;
@@ -260,6 +266,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	shca_hw_cq_fini(hw);
 	shca_hw_eq_fini(hw);
 	shca_hw_mpt_fini(hw);
+	shca_hw_dm_fini(hw);
 	shca_hw_mcast_fini(hw);
 	shca_hw_sched_fini(hw);
 	xa_destroy(&hw->qps);
@@ -321,6 +328,7 @@ static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
 	case SHCA_CMD_DESTROY_QP:
 	case SHCA_CMD_FREE_MPT:
 	case SHCA_CMD_DETACH_MCAST:
+	case SHCA_CMD_FREE_DM:
 		return false;
 	default:
 		return true;
@@ -589,6 +597,10 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		if (cmd->opcode == SHCA_CMD_DESTROY_QP)
 			return shca_hw_qp_cmd(hw, cmd);
 		return shca_hw_mpt_cmd(hw, cmd);
+	case SHCA_CMD_ALLOC_DM:
+	case SHCA_CMD_FREE_DM:
+		might_sleep();
+		return shca_hw_dm_cmd(hw, cmd);
 	default:
 		spin_lock_irqsave(&hw->lock, flags);
 		status = shca_hw_dispatch(hw, cmd, &port_event);

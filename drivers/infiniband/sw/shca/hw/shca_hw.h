@@ -75,6 +75,7 @@ void shca_hw_ring_sq_run(struct shca_hw *hw, u32 qpn);
 void shca_hw_ring_rq(struct shca_hw *hw, u32 qpn);
 void shca_hw_arm_cq(struct shca_hw *hw, u32 cqn, u32 how);
 u64 shca_hw_read_clock(struct shca_hw *hw);
+unsigned long shca_hw_dm_pfn(struct shca_hw *hw, u64 addr);
 void shca_hw_eq_arm(struct shca_hw *hw, u32 ci);
 u32 shca_hw_eq_log_depth(const struct shca_hw_caps *caps);
 

@@ -64,6 +64,8 @@ static int shca_hw_caps_show(struct seq_file *s, void *unused)
 		{ "max_total_mcast_qp_attach", c->max_total_mcast_qp_attach },
 		{ "core_clock_khz", c->core_clock_khz },
 		{ "timestamp_mask", c->timestamp_mask },
+		{ "max_dm_size", c->max_dm_size },
+		{ "dm_log_granule", c->dm_log_granule },
 	};
 	int i;
 

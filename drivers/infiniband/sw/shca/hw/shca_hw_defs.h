@@ -65,6 +65,9 @@
  *	every CQE carries its completion time on it
  * @timestamp_mask: the bits of that clock, and of a CQE's timestamp,
  *	that count; the clock wraps to zero past it
+ * @max_dm_size: bytes of on-chip device memory; 0 for none
+ * @dm_log_granule: log2 of its allocation unit: every ALLOC_DM starts on
+ *	and is rounded up to one
  */
 struct shca_hw_caps {
 	u64 max_mr_size;
@@ -96,6 +99,8 @@ struct shca_hw_caps {
 	u32 max_total_mcast_qp_attach;
 	u32 core_clock_khz;
 	u64 timestamp_mask;
+	u64 max_dm_size;
+	u32 dm_log_granule;
 };
 
 /**
@@ -163,6 +168,9 @@ enum shca_hw_status {
  *	rights or translation, its key kept
  * @SHCA_CMD_ALLOC_MW: allocate an MPT entry for a memory window, unbound;
  *	FREE_MPT releases it
+ * @SHCA_CMD_ALLOC_DM: allocate a range of the device memory
+ * @SHCA_CMD_FREE_DM: release a range of the device memory; refused while
+ *	an MPT entry maps it
  * @SHCA_CMD_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_opcode {
@@ -198,6 +206,8 @@ enum shca_hw_opcode {
 	SHCA_CMD_RESIZE_SRQ,
 	SHCA_CMD_REREG_MPT,
 	SHCA_CMD_ALLOC_MW,
+	SHCA_CMD_ALLOC_DM,
+	SHCA_CMD_FREE_DM,
 	SHCA_CMD_NUM_OPCODES,
 };
 
@@ -566,10 +576,13 @@ struct shca_hw_srq_query {
  * @SHCA_MPT_PBL: a page list; written by WRITE_MPT or by a REG_MR WQE
  * @SHCA_MPT_MW: a memory window (ALLOC_MW): a range of another entry,
  *	with rights of its own, that a BIND_MW WQE sets
+ * @SHCA_MPT_DM: a range of one device memory allocation, zero-based:
+ *	address 0 is its first byte; written by WRITE_MPT
  */
 enum shca_hw_mpt_type {
 	SHCA_MPT_DMA,
 	SHCA_MPT_PBL,
+	SHCA_MPT_DM,
 	SHCA_MPT_MW = 16,
 };
 
@@ -628,6 +641,10 @@ struct shca_hw_mpt_alloc {
  * @pbl: kernel address of the page list, for PBL entries
  * @npages: pages in the list
  * @page_shift: log2 of the page size
+ * @dm_addr: for DM entries, the device memory address of the allocation,
+ *	as ALLOC_DM returned it
+ * @dm_offset: for DM entries, where in the allocation the entry's
+ *	address 0 is; @iova must be 0 and @length fit the allocation
  */
 struct shca_hw_mpt_write {
 	u32 key;
@@ -637,6 +654,19 @@ struct shca_hw_mpt_write {
 	const u64 *pbl;
 	u32 npages;
 	u32 page_shift;
+	u64 dm_addr;
+	u64 dm_offset;
+};
+
+/**
+ * struct shca_hw_dm_alloc - ALLOC_DM parameters
+ * @length: bytes; rounded up to the allocation unit
+ * @log_align: log2 of the alignment the range needs; the allocation unit
+ *	is the least it gets
+ */
+struct shca_hw_dm_alloc {
+	u64 length;
+	u32 log_align;
 };
 
 /*
@@ -749,6 +779,8 @@ enum shca_hw_counter {
  * @in.mpt: for WRITE_MPT
  * @in.mpt_rereg: for REREG_MPT
  * @in.mw_alloc: for ALLOC_MW
+ * @in.dm: for ALLOC_DM
+ * @in.dm_addr: for FREE_DM: the allocation's address
  * @in.mgid: for ATTACH_MCAST and DETACH_MCAST: the group's GID, an IPv6
  *	multicast address (ff00::/8) or an IPv4-mapped one (224.0.0.0/4)
  * @out: results, by opcode
@@ -763,6 +795,7 @@ enum shca_hw_counter {
  * @out.srq: for QUERY_SRQ
  * @out.qp: for QUERY_QP
  * @out.counters: for QUERY_COUNTERS
+ * @out.dm_addr: for ALLOC_DM: the new allocation's device memory address
  */
 struct shca_hw_cmd {
 	enum shca_hw_opcode opcode;
@@ -789,6 +822,8 @@ struct shca_hw_cmd {
 		struct shca_hw_mpt_alloc mpt_alloc;
 		struct shca_hw_mpt_write mpt;
 		struct shca_hw_mpt_rereg mpt_rereg;
+		struct shca_hw_dm_alloc dm;
+		u64 dm_addr;
 		struct shca_hw_mw_alloc mw_alloc;
 		u8 mgid[SHCA_HW_GID_LEN];
 	} in;
@@ -803,6 +838,7 @@ struct shca_hw_cmd {
 		struct shca_hw_srq_query srq;
 		struct shca_hw_qp_query qp;
 		u64 counters[SHCA_CNT_NUM];
+		u64 dm_addr;
 	} out;
 };
 

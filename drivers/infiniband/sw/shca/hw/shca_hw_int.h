@@ -147,6 +147,8 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  * @qpn: for a bound type 2 window, the QP it is bound to
  * @mr: for a bound window, the region it is a range of, referenced; a
  *	window's @iova and @length are its range in @mr's address space
+ * @dm: for DM entries, the allocation the entry maps, once written
+ * @dm_kaddr: for DM entries, the kernel address of the entry's address 0
  */
 struct shca_hw_mpt {
 	refcount_t ref;
@@ -170,6 +172,22 @@ struct shca_hw_mpt {
 	u32 mw_type;
 	u32 qpn;
 	struct shca_hw_mpt *mr;
+	struct shca_hw_dm_range *dm;
+	u8 *dm_kaddr;
+};
+
+/**
+ * struct shca_hw_dm_range - one allocation of the device memory
+ * @start: its first allocation unit
+ * @units: allocation units it takes
+ * @length: bytes, as ALLOC_DM asked
+ * @mrs: MPT entries mapping it; FREE_DM is refused while not zero
+ */
+struct shca_hw_dm_range {
+	u32 start;
+	u32 units;
+	u64 length;
+	atomic_t mrs;
 };
 
 /**
@@ -412,6 +430,10 @@ struct shca_hw_mcg {
  * @irq_handler: the driver's handler for the vector
  * @irq_ctx: its argument
  * @irq_work: runs the handler: the modeled MSI-X vector
+ * @dm: the device memory, @caps->max_dm_size bytes, page-aligned and
+ *	physically contiguous, so that a process can map it
+ * @dm_map: its allocation units in use, one bit each; under @cmd_mutex
+ * @dm_ranges: its allocations, by first unit; changed under @cmd_mutex
  */
 struct shca_hw {
 	const struct shca_hw_caps *caps;
@@ -462,6 +484,9 @@ struct shca_hw {
 	shca_hw_irq_handler_t irq_handler;
 	void *irq_ctx;
 	struct work_struct irq_work;
+	u8 *dm;
+	unsigned long *dm_map;
+	struct xarray dm_ranges;
 };
 
 static inline void shca_hw_count(struct shca_hw *hw, enum shca_hw_counter c)
@@ -585,6 +610,8 @@ enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
 				    struct shca_hw_cmd *cmd);
 struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key);
 void shca_hw_mpt_put(struct shca_hw_mpt *mpt);
+void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
+		     struct shca_hw_mem_seg *seg);
 bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len);
 enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
 					    const struct shca_hw_sge *sge,
@@ -626,6 +653,15 @@ bool shca_hw_mw_check(struct shca_hw_mpt *mw, u32 key, u32 pdn, u32 qpn,
 bool shca_hw_mw_invalidate(struct shca_hw_mpt *mw, u32 pdn, u32 qpn, u32 key,
 			   bool remote);
 void shca_hw_mw_unbind(struct shca_hw_mpt *mw);
+/* shca_hw_dm.c */
+int shca_hw_dm_init(struct shca_hw *hw);
+void shca_hw_dm_fini(struct shca_hw *hw);
+enum shca_hw_status shca_hw_dm_cmd(struct shca_hw *hw,
+				   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_dm_map(struct shca_hw *hw,
+				   struct shca_hw_mpt *mpt,
+				   const struct shca_hw_mpt_write *in);
+void shca_hw_dm_unmap(struct shca_hw_mpt *mpt);
 
 /* shca_hw_fabric.c */
 /* Where a message comes from, as the receiver's headers will say. */

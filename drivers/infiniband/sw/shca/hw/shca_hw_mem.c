@@ -62,7 +62,8 @@ static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
 	u32 index;
 	int err;
 
-	if ((in->type != SHCA_MPT_DMA && in->type != SHCA_MPT_PBL) ||
+	if ((in->type != SHCA_MPT_DMA && in->type != SHCA_MPT_PBL &&
+	     in->type != SHCA_MPT_DM) ||
 	    !in->pdn || in->pdn > hw->caps->max_pd ||
 	    (in->flags & ~SHCA_MPT_F_ALL) ||
 	    ((in->flags & SHCA_MPT_F_FAST_REG) && in->type != SHCA_MPT_PBL))
@@ -113,14 +114,16 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 	if (!mpt)
 		return SHCA_HW_BAD_INDEX;
 	spin_lock_irq(&mpt->lock);
-	if (mpt->type == SHCA_MPT_MW) {
+	if (mpt->type == SHCA_MPT_MW)
 		status = SHCA_HW_BAD_STATE;
-	} else if (mpt->type == SHCA_MPT_PBL &&
-		   (in->npages > mpt->max_pages ||
-		    !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
-				    in->iova, in->length))) {
+	else if (mpt->type == SHCA_MPT_DM)
+		status = shca_hw_dm_map(hw, mpt, in);
+	else if (mpt->type == SHCA_MPT_PBL &&
+		 (in->npages > mpt->max_pages ||
+		  !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
+				  in->iova, in->length)))
 		status = SHCA_HW_BAD_PARAM;
-	} else {
+	if (status == SHCA_HW_OK) {
 		mpt->key = in->key;
 		mpt->access = in->access;
 		mpt->iova = in->iova;
@@ -238,6 +241,7 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
 	wait_var_event(&mpt->ref, !refcount_read(&mpt->ref));
 	if (mpt->type == SHCA_MPT_MW)
 		shca_hw_mw_unbind(mpt);
+	shca_hw_dm_unmap(mpt);
 	kfree(mpt);
 	return SHCA_HW_OK;
 }
@@ -309,8 +313,35 @@ bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len)
 {
 	if (mpt->type == SHCA_MPT_DMA)
 		return addr + len >= addr;
+	/* A DM entry is zero-based: iova 0, its length the range's. */
 	return addr >= mpt->iova && len <= mpt->length &&
 	       addr - mpt->iova <= mpt->length - len;
+}
+
+/**
+ * shca_hw_mpt_seg() - describe a checked access to an entry as a segment
+ * @mpt: the entry (a region, not a window); the caller's reference passes
+ *	to @seg
+ * @addr: start, in the entry's address space
+ * @len: bytes
+ * @seg: the segment to fill
+ *
+ * The segment keeps the translation as it is now, so a re-registration
+ * after the check cannot move it.
+ */
+void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
+		     struct shca_hw_mem_seg *seg)
+{
+	lockdep_assert_held(&mpt->lock);
+	seg->mpt = mpt;
+	seg->addr = addr;
+	seg->len = len;
+	seg->pbl = mpt->type == SHCA_MPT_PBL ? mpt->pbl : NULL;
+	/* Device memory is contiguous: a kernel address at once. */
+	if (mpt->type == SHCA_MPT_DM)
+		seg->addr = (uintptr_t)(mpt->dm_kaddr + addr);
+	seg->iova = mpt->iova;
+	seg->page_shift = mpt->page_shift;
 }
 
 /* Check an access and, if it is allowed, take the translation it used. */
@@ -325,14 +356,8 @@ static bool shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn,
 	ok = mpt->type != SHCA_MPT_MW && mpt->valid && mpt->key == key &&
 	     mpt->pdn == pdn && (mpt->access & access) == access &&
 	     shca_hw_mpt_covers(mpt, addr, len);
-	if (ok) {
-		seg->mpt = mpt;
-		seg->addr = addr;
-		seg->len = len;
-		seg->pbl = mpt->type == SHCA_MPT_PBL ? mpt->pbl : NULL;
-		seg->iova = mpt->iova;
-		seg->page_shift = mpt->page_shift;
-	}
+	if (ok)
+		shca_hw_mpt_seg(mpt, addr, len, seg);
 	spin_unlock_irqrestore(&mpt->lock, flags);
 	return ok;
 }

@@ -243,12 +243,7 @@ bool shca_hw_mw_check(struct shca_hw_mpt *mw, u32 key, u32 pdn, u32 qpn,
 		if (ok && seg) {
 			/* The window's reference keeps the region alive. */
 			refcount_inc(&mr->ref);
-			seg->mpt = mr;
-			seg->addr = addr;
-			seg->len = len;
-			seg->pbl = mr->type == SHCA_MPT_PBL ? mr->pbl : NULL;
-			seg->iova = mr->iova;
-			seg->page_shift = mr->page_shift;
+			shca_hw_mpt_seg(mr, addr, len, seg);
 		}
 		spin_unlock(&mr->lock);
 	}

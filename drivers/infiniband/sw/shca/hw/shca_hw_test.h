@@ -72,6 +72,9 @@ int shca_hw_injected_cmd_failure(struct shca_hw *hw);
 u64 shca_hw_cmd_count(struct shca_hw *hw, enum shca_hw_opcode opcode);
 const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw);
 
+/* The device memory (shca_hw_dm.c) */
+void *shca_hw_dm_ptr(struct shca_hw *hw, u64 addr, u64 len);
+
 /* The multicast group table (shca_hw_mcast.c) */
 u32 shca_hw_mcast_groups(struct shca_hw *hw);
 u32 shca_hw_mcast_groups_of(struct shca_hw *hw, u32 qpn);
