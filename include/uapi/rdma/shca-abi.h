@@ -37,8 +37,32 @@
 #define SHCA_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #define SHCA_UVERBS_ABI_VERSION		1
+
+/*
+ * The driver's additions to the ioctl methods, for a process that imports
+ * a context (ibv_import_device()) or a PD (ibv_import_pd()) another one
+ * opened on the same file:
+ *  - UVERBS_METHOD_QUERY_CONTEXT answers, in SHCA_ATTR_QUERY_CONTEXT_RESP,
+ *    the struct shca_alloc_ucontext_resp the context was opened with;
+ *  - SHCA_METHOD_PD_QUERY on a PD handle of the file answers the PD's
+ *    number in SHCA_ATTR_QUERY_PD_RESP_PDN (a __u32); a handle that names
+ *    no PD of the file is refused.
+ */
+enum shca_query_context_attrs {
+	SHCA_ATTR_QUERY_CONTEXT_RESP = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum shca_pd_methods {
+	SHCA_METHOD_PD_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum shca_query_pd_attrs {
+	SHCA_ATTR_QUERY_PD_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	SHCA_ATTR_QUERY_PD_RESP_PDN,
+};
 
 /**
  * struct shca_alloc_ucontext_resp - what a new context learns of the device

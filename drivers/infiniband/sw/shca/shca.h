@@ -21,6 +21,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "hw/shca_hw.h"
 #include "shca_cmd.h"
@@ -409,6 +410,9 @@ void shca_buf_free(void *buf);
 /* shca_user.c: what processes see */
 int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void shca_dealloc_ucontext(struct ib_ucontext *ibuc);
+int shca_query_ucontext(struct ib_ucontext *ibuc,
+			struct uverbs_attr_bundle *attrs);
+extern const struct uapi_definition shca_uapi_defs[];
 void shca_disassociate_ucontext(struct ib_ucontext *ibuc);
 int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);

@@ -188,6 +188,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
 	.query_srq = shca_query_srq,
+	.query_ucontext = shca_query_ucontext,
 	.reg_user_mr = shca_reg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
 	.rereg_user_mr = shca_rereg_user_mr,
@@ -260,6 +261,7 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	init_waitqueue_head(&sdev->qpn_wait);
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
+	sdev->ibdev.driver_def = shca_uapi_defs;
 	/*
 	 * Beyond ib_core's default commands: a process rings its doorbells
 	 * with a POST_SEND or POST_RECV of no work requests, and arms its
