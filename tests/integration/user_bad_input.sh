@@ -6,7 +6,9 @@
 # outside an MR's bounds or rights, RDMA FLUSH and atomic write against
 # the rights they need and with bad arguments, posting to a QP in RESET;
 # extended CQs (refused attributes, both poll APIs alike, completion
-# timestamps).  The harness fails the run on any kernel report; each case
+# timestamps); thread and parent domains (allocator calls, lock-free
+# objects, EBUSY, foreign and bad arguments) and imported contexts, PDs
+# and MRs.  The harness fails the run on any kernel report; each case
 # ends with traffic flowing.
 . "$(dirname "$0")/../lib.sh"
 
@@ -16,7 +18,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 [ -x "$t" ] || fail "no $t; run scripts/build-user.sh"
 
 failed=0
-for c in udata mmap rings mr flush reset cqex resize; do
+for c in udata mmap rings mr flush reset cqex pdom resize; do
 	echo "--- $c"
 	timeout 120 "$t" shca0 $c | tee "$SHCA_OUT/uverbs-$c.txt" || failed=1
 	grep -q '^ok ' "$SHCA_OUT/uverbs-$c.txt" || failed=1
