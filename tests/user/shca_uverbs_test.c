@@ -2736,7 +2736,8 @@ static int pdom_objs_open(struct pdom_objs *o, struct ibv_context *ctx,
 	o->srq = ibv_create_srq(pdom, &sa);
 	if (!o->srq)
 		return -1;
-	qa.send_cq = qa.recv_cq = o->cq;
+	qa.send_cq = o->cq;
+	qa.recv_cq = o->cq;
 	o->p.a = ibv_create_qp(pdom, &qa);
 	qa.srq = o->srq;
 	o->p.b = ibv_create_qp(pdom, &qa);
@@ -2910,7 +2911,8 @@ static void test_pdom_allocators(struct ibv_context *ctx)
 
 	if (!pd || !cq)
 		die("pd, cq");
-	qa.send_cq = qa.recv_cq = cq;
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
 	for (i = 0; i < ARRAY_SIZE(modes); i++) {
 		memset(&log, 0, sizeof(log));
 		log.mode = modes[i].mode;
