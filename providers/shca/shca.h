@@ -3,12 +3,15 @@
  * libshca: the rdma-core provider of shca devices.
  *
  * Lock order, outermost first: a CQ's lock (two CQs: lower CQN first),
- * the context's QP table lock, then an SQ, RQ or SRQ lock.
+ * the context's QP table lock, then an SQ, RQ or SRQ lock.  An object
+ * created on a parent domain with a thread domain takes none of its own
+ * locks (shca_lock()): the application promised one thread uses it.
  */
 #ifndef SHCA_PROVIDER_H
 #define SHCA_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +44,52 @@ struct shca_device {
 
 #define SHCA_QP_TABLE_SIZE	256
 
+/*
+ * The resource types a parent domain's allocator is asked for, one per
+ * buffer libshca allocates for an object (Documentation/userspace.rst).
+ * The rings and doorbell records are the kernel's, mapped, never these.
+ */
+enum shca_res_type {
+	SHCA_RES_TYPE_QP = 1,		/* struct shca_qp */
+	SHCA_RES_TYPE_SQ_WRID,		/* a QP's send wr_id table */
+	SHCA_RES_TYPE_RQ_WRID,		/* a QP's receive wr_id table */
+	SHCA_RES_TYPE_CQ,		/* struct shca_cq */
+	SHCA_RES_TYPE_SRQ,		/* struct shca_srq */
+	SHCA_RES_TYPE_SRQ_FREE,		/* an SRQ's free slot stack */
+	SHCA_RES_TYPE_SRQ_WRID,		/* an SRQ's wr_id table */
+};
+
+/* The alignment libshca asks a parent domain's allocator for. */
+#define SHCA_MEM_ALIGN		64
+
+/* A thread domain: only a promise, kept by the parent domains on it. */
+struct shca_td {
+	struct ibv_td ibv_td;
+	int users;			/* atomic: parent domains on it */
+};
+
+/*
+ * A protection domain, or a parent domain (@protection set): the kernel
+ * knows only the PD, whose handle the parent domain carries so that every
+ * command names it.  A parent domain's thread domain makes the QPs, CQs
+ * and SRQs created on it lock-free; its allocator gives what libshca
+ * allocates for them.
+ */
+struct shca_pd {
+	struct ibv_pd ibv_pd;
+	struct shca_pd *protection;	/* a parent domain's PD, else NULL */
+	struct shca_td *td;		/* a parent domain's TD, or NULL */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+	int users;			/* atomic: parent domains on a PD,
+					 * QPs, CQs and SRQs on a parent
+					 */
+	uint32_t pdn;			/* an imported PD's number */
+};
+
 struct shca_context {
 	struct verbs_context ibv_ctx;
 	struct shca_alloc_ucontext_resp caps;
@@ -58,6 +107,8 @@ struct shca_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;	/* poll lock: ci, sweeps */
 	int single_threaded;		/* polls take no lock: one thread's CQ */
+	struct shca_pd *pdom;		/* the parent domain it is on, or NULL */
+	unsigned int custom;		/* BIT(type): from pdom's allocator */
 	uint64_t wc_flags;		/* IBV_WC_EX_WITH_* it was created with */
 	struct shca_hw_cqe *ring;
 	struct shca_hw_cq_dbrec *dbrec;
@@ -76,6 +127,9 @@ struct shca_cq {
 struct shca_srq {
 	struct verbs_srq vsrq;
 	pthread_spinlock_t lock;	/* posting and slot recycling */
+	int single_threaded;		/* takes no lock: a thread domain's */
+	struct shca_pd *pdom;		/* the parent domain it is on, or NULL */
+	unsigned int custom;		/* BIT(type): from pdom's allocator */
 	struct shca_hw_recv_wqe *slots;
 	uint32_t *index_ring;
 	struct shca_hw_srq_dbrec *dbrec;
@@ -100,6 +154,9 @@ struct shca_qp {
 	enum ibv_qp_state state;
 	pthread_spinlock_t sq_lock;	/* posting: sq.pi, the ring */
 	pthread_spinlock_t rq_lock;	/* posting: rq.pi, the ring */
+	int single_threaded;		/* no sq_lock, rq_lock: a TD's QP */
+	struct shca_pd *pdom;		/* the parent domain it is on, or NULL */
+	unsigned int custom;		/* BIT(type): from pdom's allocator */
 	struct shca_wq sq;
 	struct shca_wq rq;
 	struct shca_hw_qp_dbrec *dbrec;
@@ -185,6 +242,29 @@ static inline struct shca_context *to_sctx(struct ibv_context *ibctx)
 	return container_of(ibctx, struct shca_context, ibv_ctx.context);
 }
 
+static inline struct shca_pd *to_spd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct shca_pd, ibv_pd);
+}
+
+static inline struct shca_td *to_std(struct ibv_td *ibtd)
+{
+	return container_of(ibtd, struct shca_td, ibv_td);
+}
+
+/* A lock of an object, which one of a thread domain does without. */
+static inline void shca_lock(int single_threaded, pthread_spinlock_t *lock)
+{
+	if (!single_threaded)
+		pthread_spin_lock(lock);
+}
+
+static inline void shca_unlock(int single_threaded, pthread_spinlock_t *lock)
+{
+	if (!single_threaded)
+		pthread_spin_unlock(lock);
+}
+
 static inline struct shca_cq *to_scq(struct ibv_cq *ibcq)
 {
 	return container_of(ibcq, struct shca_cq, vcq.cq);
@@ -261,6 +341,26 @@ static inline uint32_t shca_qp_svc(enum ibv_qp_type type)
 
 /* shca_main.c */
 void *shca_map(struct ibv_context *ibctx, uint64_t offset, size_t len);
+
+/* shca_domain.c */
+struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx);
+int shca_dealloc_pd(struct ibv_pd *ibpd);
+struct ibv_td *shca_alloc_td(struct ibv_context *ibctx,
+			     struct ibv_td_init_attr *attr);
+int shca_dealloc_td(struct ibv_td *ibtd);
+struct ibv_pd *shca_alloc_parent_domain(struct ibv_context *ibctx,
+					struct ibv_parent_domain_init_attr *attr);
+struct ibv_pd *shca_import_pd(struct ibv_context *ibctx, uint32_t handle);
+void shca_unimport_pd(struct ibv_pd *ibpd);
+struct ibv_mr *shca_import_mr(struct ibv_pd *ibpd, uint32_t handle);
+void shca_unimport_mr(struct ibv_mr *ibmr);
+struct shca_pd *shca_pdom_get(struct ibv_context *ibctx, struct ibv_pd *ibpd,
+			      int *err);
+void shca_pdom_put(struct shca_pd *pdom);
+void *shca_mem_alloc(struct shca_pd *pdom, size_t size,
+		     enum shca_res_type type, unsigned int *custom);
+void shca_mem_free(struct shca_pd *pdom, void *ptr, enum shca_res_type type,
+		   unsigned int custom);
 
 /* shca_cq.c */
 struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,

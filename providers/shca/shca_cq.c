@@ -5,6 +5,8 @@
  * locked lower CQN first.  A CQ created with
  * IBV_CREATE_CQ_ATTR_SINGLE_THREADED is the application's promise that
  * one thread at a time uses it and the QPs on it: its polls take no lock.
+ * So is one created on a parent domain with a thread domain
+ * (IBV_CQ_INIT_ATTR_MASK_PD), whose allocator gives struct shca_cq.
  */
 #include <config.h>
 
@@ -39,17 +41,38 @@ static int shca_cq_map(struct ibv_context *ibctx, struct shca_cq *cq,
 	return 0;
 }
 
-/* A new CQ's memory and poll lock; NULL, errno set, if there are none. */
-static struct shca_cq *shca_cq_alloc(void)
+/* A CQ's memory, and the hold on its parent domain, go. */
+static void shca_cq_free(struct shca_cq *cq)
 {
-	struct shca_cq *cq = calloc(1, sizeof(*cq));
+	struct shca_pd *pdom = cq->pdom;
+
+	pthread_spin_destroy(&cq->lock);
+	shca_mem_free(pdom, cq, SHCA_RES_TYPE_CQ, cq->custom);
+	shca_pdom_put(pdom);
+}
+
+/*
+ * A new CQ's memory and poll lock, from the parent domain @pdom (held by
+ * the caller, and from now on by the CQ) if there is one; NULL, errno set
+ * and @pdom put, if there are none.
+ */
+static struct shca_cq *shca_cq_alloc(struct shca_pd *pdom)
+{
+	unsigned int custom = 0;
+	struct shca_cq *cq;
 	int ret;
 
-	if (!cq)
+	cq = shca_mem_alloc(pdom, sizeof(*cq), SHCA_RES_TYPE_CQ, &custom);
+	if (!cq) {
+		shca_pdom_put(pdom);
 		return NULL;
+	}
+	cq->pdom = pdom;
+	cq->custom = custom;
 	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret) {
-		free(cq);
+		shca_mem_free(pdom, cq, SHCA_RES_TYPE_CQ, custom);
+		shca_pdom_put(pdom);
 		errno = ret;
 		return NULL;
 	}
@@ -70,8 +93,7 @@ static int shca_cq_created(struct ibv_context *ibctx, struct shca_cq *cq,
 			return 0;
 		ibv_cmd_destroy_cq(&cq->vcq.cq);
 	}
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	shca_cq_free(cq);
 	errno = ret;
 	return -1;
 }
@@ -85,7 +107,7 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 	struct shca_cq *cq;
 	int ret;
 
-	cq = shca_cq_alloc();
+	cq = shca_cq_alloc(NULL);
 	if (!cq)
 		return NULL;
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
@@ -105,8 +127,7 @@ int shca_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 	munmap(cq->map, cq->map_len);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	shca_cq_free(cq);
 	return 0;
 }
 
@@ -360,8 +381,9 @@ static uint64_t shca_cqx_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
 /* The checks of ibv_create_cq_ex() that the kernel does not make. */
 static int shca_cq_ex_attr_ok(const struct ibv_cq_init_attr_ex *attr)
 {
-	/* No parent domains, and no mask bits libshca does not know. */
-	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	/* No mask bits libshca does not know. */
+	if (attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				IBV_CQ_INIT_ATTR_MASK_PD))
 		return EOPNOTSUPP;
 	/* CVLAN, flow tag and tag matching are no RoCE device's. */
 	if (attr->wc_flags & ~(uint64_t)SHCA_CQ_WC_FLAGS)
@@ -397,20 +419,28 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 {
 	struct shca_uresp_create_cq_ex resp = {};
 	struct shca_ucmd_create_cq_ex cmd = {};
+	struct shca_pd *pdom = NULL;
 	struct shca_cq *cq;
 	int ret;
 
 	ret = shca_cq_ex_attr_ok(attr);
+	if (!ret && (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)) {
+		/* Only a parent domain of this context. */
+		pdom = shca_pdom_get(ibctx, attr->parent_domain, &ret);
+		if (!pdom)
+			ret = EINVAL;
+	}
 	if (ret) {
 		errno = ret;
 		return NULL;
 	}
-	cq = shca_cq_alloc();
+	cq = shca_cq_alloc(pdom);
 	if (!cq)
 		return NULL;
 	cq->wc_flags = attr->wc_flags;
-	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	cq->single_threaded = ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			       (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+			      (pdom && pdom->td);
 	/* The kernel checks the depth and the vector: EINVAL. */
 	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),

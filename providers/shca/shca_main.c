@@ -17,8 +17,9 @@
  * CQs with.  No poll returns a completion of a destroyed QP, and a CQE of
  * another QP is never lost or changed.
  *
- * The provider is split by object: this file has the device, the context,
- * PDs, MRs and AHs; shca_cq.c polls and sweeps; shca_qp.c and shca_srq.c
+ * The provider is split by object: this file has the device, the context
+ * (opened or imported), MRs and AHs; shca_domain.c has protection, thread
+ * and parent domains and imports PDs and MRs; shca_cq.c polls and sweeps; shca_qp.c and shca_srq.c
  * create the queues; shca_post.c posts work requests and shca_wr.c is the
  * ibv_wr_* send API; shca_dm.c is device memory.  WQE building, WQE completion, SRQ slots and CQE
  * decoding are the kernel's own code, in include/shca/.
@@ -31,6 +32,8 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+
+#include <infiniband/cmd_ioctl.h>
 
 #include "shca.h"
 
@@ -107,32 +110,6 @@ static int shca_query_port(struct ibv_context *ibctx, uint8_t port,
 	struct ibv_query_port cmd = {};
 
 	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
-}
-
-static struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx)
-{
-	struct ib_uverbs_alloc_pd_resp resp;
-	struct ibv_alloc_pd cmd;
-	struct ibv_pd *pd;
-
-	pd = calloc(1, sizeof(*pd));
-	if (!pd)
-		return NULL;
-	if (ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
-			     sizeof(resp))) {
-		free(pd);
-		return NULL;
-	}
-	return pd;
-}
-
-static int shca_dealloc_pd(struct ibv_pd *pd)
-{
-	int ret = ibv_cmd_dealloc_pd(pd);
-
-	if (!ret)
-		free(pd);
-	return ret;
 }
 
 static struct ibv_mr *shca_reg_mr(struct ibv_pd *pd, void *addr,
@@ -239,9 +216,11 @@ static int shca_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
-	.alloc_mw = shca_alloc_mw,
 	.alloc_dm = shca_alloc_dm,
+	.alloc_mw = shca_alloc_mw,
+	.alloc_parent_domain = shca_alloc_parent_domain,
 	.alloc_pd = shca_alloc_pd,
+	.alloc_td = shca_alloc_td,
 	.attach_mcast = shca_attach_mcast,
 	.bind_mw = shca_bind_mw,
 	.create_ah = shca_create_ah,
@@ -252,6 +231,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.create_srq = shca_create_srq,
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
+	.dealloc_td = shca_dealloc_td,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
@@ -261,6 +241,8 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.free_context = shca_free_context,
 	.free_dm = shca_free_dm,
 	.import_dm = shca_import_dm,
+	.import_mr = shca_import_mr,
+	.import_pd = shca_import_pd,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
 	.poll_cq = shca_poll_cq,
@@ -278,7 +260,30 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.rereg_mr = shca_rereg_mr,
 	.resize_cq = shca_resize_cq,
 	.unimport_dm = shca_unimport_dm,
+	.unimport_mr = shca_unimport_mr,
+	.unimport_pd = shca_unimport_pd,
 };
+
+/*
+ * A context the kernel described in @caps: ready, or -1 with errno set
+ * (the caller frees it).
+ */
+static int shca_context_init(struct shca_context *ctx,
+			     const struct shca_alloc_ucontext_resp *caps)
+{
+	if (caps->sq_wqe_size != sizeof(struct shca_hw_send_wqe) ||
+	    caps->rq_wqe_size != sizeof(struct shca_hw_recv_wqe) ||
+	    caps->cqe_size != sizeof(struct shca_hw_cqe)) {
+		/* A kernel with other ring formats: not ours to drive. */
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	ctx->caps = *caps;
+	pthread_mutex_init(&ctx->qp_lock, NULL);
+	pthread_cond_init(&ctx->qp_gone, NULL);
+	verbs_set_ops(&ctx->ibv_ctx, &shca_ctx_ops);
+	return 0;
+}
 
 static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd,
@@ -293,25 +298,44 @@ static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp)))
-		goto err;
-	if (resp.drv.sq_wqe_size != sizeof(struct shca_hw_send_wqe) ||
-	    resp.drv.rq_wqe_size != sizeof(struct shca_hw_recv_wqe) ||
-	    resp.drv.cqe_size != sizeof(struct shca_hw_cqe)) {
-		/* A kernel with other ring formats: not ours to drive. */
-		errno = EPROTONOSUPPORT;
-		goto err;
+				&resp.ibv_resp, sizeof(resp)) ||
+	    shca_context_init(ctx, &resp.drv)) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		return NULL;
 	}
-	ctx->caps = resp.drv;
-	pthread_mutex_init(&ctx->qp_lock, NULL);
-	pthread_cond_init(&ctx->qp_gone, NULL);
-	verbs_set_ops(&ctx->ibv_ctx, &shca_ctx_ops);
 	return &ctx->ibv_ctx;
+}
 
-err:
-	verbs_uninit_context(&ctx->ibv_ctx);
-	free(ctx);
-	return NULL;
+/*
+ * ibv_import_device(): the context another process (or this one) opened
+ * on @cmd_fd.  The kernel answers the query with the context's
+ * struct shca_alloc_ucontext_resp.  The import's QP table, and so its
+ * polling, is its own: a CQ polls in the context that created it.
+ */
+static struct verbs_context *shca_import_context(struct ibv_device *ibdev,
+						 int cmd_fd)
+{
+	DECLARE_COMMAND_BUFFER_LINK(drv, UVERBS_OBJECT_DEVICE,
+				    UVERBS_METHOD_QUERY_CONTEXT, 1, NULL);
+	struct shca_alloc_ucontext_resp caps = {};
+	struct shca_context *ctx;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+	fill_attr_out_ptr(drv, SHCA_ATTR_QUERY_CONTEXT_RESP, &caps);
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, drv);
+	if (ret)
+		errno = ret;
+	if (ret || shca_context_init(ctx, &caps)) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		return NULL;
+	}
+	return &ctx->ibv_ctx;
 }
 
 static void shca_free_context(struct ibv_context *ibctx)
@@ -344,6 +368,7 @@ static const struct verbs_device_ops shca_dev_ops = {
 	.alloc_device = shca_device_alloc,
 	.uninit_device = shca_uninit_device,
 	.alloc_context = shca_alloc_context,
+	.import_context = shca_import_context,
 };
 
 PROVIDER_DRIVER(shca, shca_dev_ops);

@@ -92,7 +92,7 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct shca_hw_send_wqe *w;
 	int posted = 0, err = 0;
 
-	pthread_spin_lock(&qp->sq_lock);
+	shca_lock(qp->single_threaded, &qp->sq_lock);
 	if (!shca_can_send(qp))
 		err = EINVAL;
 	for (; !err && wr; wr = wr->next) {
@@ -110,7 +110,7 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (posted)
 		/* The WQEs before the index that names them. */
 		store_release(&qp->dbrec->sq_pi, qp->sq.pi);
-	pthread_spin_unlock(&qp->sq_lock);
+	shca_unlock(qp->single_threaded, &qp->sq_lock);
 	if (posted) {
 		int ret = shca_ring_sq(qp);
 
@@ -132,7 +132,7 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	pthread_spin_lock(&qp->rq_lock);
+	shca_lock(qp->single_threaded, &qp->rq_lock);
 	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == IBV_QPS_RESET)
 		err = EINVAL;
 	for (; !err && wr; wr = wr->next) {
@@ -152,7 +152,7 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (posted)
 		/* The device reads it when a message comes. */
 		store_release(&qp->dbrec->rq_pi, qp->rq.pi);
-	pthread_spin_unlock(&qp->rq_lock);
+	shca_unlock(qp->single_threaded, &qp->rq_lock);
 	/*
 	 * Only a QP in ERR needs the receive doorbell: the device flushes
 	 * what it finds posted then, and nothing arrives to find it.
@@ -177,7 +177,7 @@ int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	int posted = 0, err = 0;
 	uint32_t slot;
 
-	pthread_spin_lock(&srq->lock);
+	shca_lock(srq->single_threaded, &srq->lock);
 	for (; wr; wr = wr->next) {
 		if (!srq->nr_free) {
 			err = ENOMEM;
@@ -198,7 +198,7 @@ int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	if (posted)
 		/* The slots and ring entries before the index naming them. */
 		store_release(&srq->dbrec->pi, srq->pi);
-	pthread_spin_unlock(&srq->lock);
+	shca_unlock(srq->single_threaded, &srq->lock);
 	if (err)
 		*bad_wr = wr;
 	return err;

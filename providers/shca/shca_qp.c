@@ -69,23 +69,38 @@ void shca_qp_remove(struct shca_context *ctx, struct shca_qp *qp)
 	pthread_mutex_unlock(&ctx->qp_lock);
 }
 
-static int shca_wq_init(struct shca_wq *wq, pthread_spinlock_t *lock,
+static int shca_wq_init(struct shca_qp *qp, struct shca_wq *wq,
+			pthread_spinlock_t *lock, enum shca_res_type type,
 			uint32_t log_depth, void *ring)
 {
 	wq->log_depth = log_depth;
 	wq->ring = ring;
-	wq->wrid = calloc(1U << log_depth, sizeof(*wq->wrid));
+	wq->wrid = shca_mem_alloc(qp->pdom,
+				  (sizeof(*wq->wrid)) << log_depth, type,
+				  &qp->custom);
 	if (!wq->wrid)
-		return ENOMEM;
+		return errno;
 	return pthread_spin_init(lock, PTHREAD_PROCESS_PRIVATE);
 }
 
-static void shca_wq_fini(struct shca_wq *wq, pthread_spinlock_t *lock)
+static void shca_wq_fini(struct shca_qp *qp, struct shca_wq *wq,
+			 pthread_spinlock_t *lock, enum shca_res_type type)
 {
 	if (wq->wrid) {
 		pthread_spin_destroy(lock);
-		free(wq->wrid);
+		shca_mem_free(qp->pdom, wq->wrid, type, qp->custom);
 	}
+}
+
+/* Everything of a QP but the kernel's: its tables, its memory. */
+static void shca_qp_free(struct shca_qp *qp)
+{
+	struct shca_pd *pdom = qp->pdom;
+
+	shca_wq_fini(qp, &qp->sq, &qp->sq_lock, SHCA_RES_TYPE_SQ_WRID);
+	shca_wq_fini(qp, &qp->rq, &qp->rq_lock, SHCA_RES_TYPE_RQ_WRID);
+	shca_mem_free(pdom, qp, SHCA_RES_TYPE_QP, qp->custom);
+	shca_pdom_put(pdom);
 }
 
 /* The ibv_wr_* operations a QP type has: what the QP takes. */
@@ -124,6 +139,8 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 {
 	struct shca_uresp_create_qp resp = {};
 	struct shca_ucmd_create_qp cmd = {};
+	unsigned int custom = 0;
+	struct shca_pd *pdom;
 	struct shca_qp *qp;
 	uint32_t mask;
 	int ret;
@@ -139,9 +156,20 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
+	pdom = shca_pdom_get(ibctx, attr->comp_mask & IBV_QP_INIT_ATTR_PD ?
+			     attr->pd : NULL, &ret);
+	if (ret) {
+		errno = ret;
 		return NULL;
+	}
+	qp = shca_mem_alloc(pdom, sizeof(*qp), SHCA_RES_TYPE_QP, &custom);
+	if (!qp) {
+		shca_pdom_put(pdom);
+		return NULL;
+	}
+	qp->pdom = pdom;
+	qp->custom = custom;
+	qp->single_threaded = pdom && pdom->td;
 	/*
 	 * No create flags is the same create as none named, and the
 	 * command takes no CREATE_FLAGS bit: hide it for the call.
@@ -152,7 +180,7 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	attr->comp_mask = mask;
 	if (ret) {
-		free(qp);
+		shca_qp_free(qp);
 		errno = ret;
 		return NULL;
 	}
@@ -161,19 +189,23 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	ret = errno;
 	if (!qp->map)
 		goto err_destroy;
-	ret = ENOMEM;
 	qp->dbrec = (void *)((char *)qp->map + resp.drv.dbrec_offset);
 	qp->max_send_sge = resp.drv.max_send_sge;
 	qp->max_recv_sge = resp.drv.max_recv_sge;
 	qp->max_inline = resp.drv.max_inline;
 	qp->state = IBV_QPS_RESET;
-	if (shca_wq_init(&qp->sq, &qp->sq_lock, resp.drv.sq_log_depth,
-			 qp->map))
+	ret = shca_wq_init(qp, &qp->sq, &qp->sq_lock, SHCA_RES_TYPE_SQ_WRID,
+			   resp.drv.sq_log_depth, qp->map);
+	if (ret)
 		goto err_destroy;
-	if (!attr->srq &&
-	    shca_wq_init(&qp->rq, &qp->rq_lock, resp.drv.rq_log_depth,
-			 (char *)qp->map + resp.drv.rq_offset))
-		goto err_destroy;
+	if (!attr->srq) {
+		ret = shca_wq_init(qp, &qp->rq, &qp->rq_lock,
+				   SHCA_RES_TYPE_RQ_WRID,
+				   resp.drv.rq_log_depth,
+				   (char *)qp->map + resp.drv.rq_offset);
+		if (ret)
+			goto err_destroy;
+	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		shca_set_wr_ops(qp);
 		qp->vqp.comp_mask |= VERBS_QP_EX;
@@ -192,9 +224,7 @@ err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 	if (qp->map)
 		munmap(qp->map, qp->map_len);
-	shca_wq_fini(&qp->sq, &qp->sq_lock);
-	shca_wq_fini(&qp->rq, &qp->rq_lock);
-	free(qp);
+	shca_qp_free(qp);
 	errno = ret;
 	return NULL;
 }
@@ -225,15 +255,15 @@ int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 /* After a RESET: both queues start over, as the kernel's do. */
 static void shca_qp_reset_queues(struct shca_qp *qp)
 {
-	pthread_spin_lock(&qp->sq_lock);
+	shca_lock(qp->single_threaded, &qp->sq_lock);
 	shca_wq_reset(&qp->sq);
 	store_release(&qp->dbrec->sq_pi, 0);
-	pthread_spin_unlock(&qp->sq_lock);
+	shca_unlock(qp->single_threaded, &qp->sq_lock);
 	if (qp->rq.wrid) {
-		pthread_spin_lock(&qp->rq_lock);
+		shca_lock(qp->single_threaded, &qp->rq_lock);
 		shca_wq_reset(&qp->rq);
 		store_release(&qp->dbrec->rq_pi, 0);
-		pthread_spin_unlock(&qp->rq_lock);
+		shca_unlock(qp->single_threaded, &qp->rq_lock);
 	}
 }
 
@@ -267,8 +297,6 @@ int shca_destroy_qp(struct ibv_qp *ibqp)
 	/* The device writes no more CQEs for the QP: sweep them. */
 	shca_qp_sweep(qp, 1);
 	munmap(qp->map, qp->map_len);
-	shca_wq_fini(&qp->sq, &qp->sq_lock);
-	shca_wq_fini(&qp->rq, &qp->rq_lock);
-	free(qp);
+	shca_qp_free(qp);
 	return 0;
 }

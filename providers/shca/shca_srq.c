@@ -14,35 +14,71 @@
 
 #include "shca.h"
 
+/* Everything of an SRQ but the kernel's: its tables, its memory. */
+static void shca_srq_free(struct shca_srq *srq)
+{
+	struct shca_pd *pdom = srq->pdom;
+
+	shca_mem_free(pdom, srq->free_slots, SHCA_RES_TYPE_SRQ_FREE,
+		      srq->custom);
+	shca_mem_free(pdom, srq->wrid, SHCA_RES_TYPE_SRQ_WRID, srq->custom);
+	shca_mem_free(pdom, srq, SHCA_RES_TYPE_SRQ, srq->custom);
+	shca_pdom_put(pdom);
+}
+
+/* An SRQ's free slot stack and wr_ids for 2^@log slots, in @custom. */
+static int shca_srq_tables(struct shca_srq *srq, uint32_t log,
+			   uint32_t **free_slots, __u64 **wrid,
+			   unsigned int *custom)
+{
+	*free_slots = shca_mem_alloc(srq->pdom, sizeof(**free_slots) << log,
+				     SHCA_RES_TYPE_SRQ_FREE, custom);
+	*wrid = shca_mem_alloc(srq->pdom, sizeof(**wrid) << log,
+			       SHCA_RES_TYPE_SRQ_WRID, custom);
+	if (*free_slots && *wrid)
+		return 0;
+	shca_mem_free(srq->pdom, *free_slots, SHCA_RES_TYPE_SRQ_FREE, *custom);
+	shca_mem_free(srq->pdom, *wrid, SHCA_RES_TYPE_SRQ_WRID, *custom);
+	*free_slots = NULL;
+	*wrid = NULL;
+	return ENOMEM;
+}
+
 struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr)
 {
 	struct shca_uresp_create_srq resp = {};
 	struct shca_ucmd_create_srq cmd = {};
+	unsigned int custom = 0;
+	struct shca_pd *pdom;
 	struct shca_srq *srq;
-	uint32_t depth;
 	int ret;
 
-	srq = calloc(1, sizeof(*srq));
-	if (!srq)
+	pdom = shca_pdom_get(pd->context, pd, &ret);
+	srq = shca_mem_alloc(pdom, sizeof(*srq), SHCA_RES_TYPE_SRQ, &custom);
+	if (!srq) {
+		shca_pdom_put(pdom);
 		return NULL;
-	if (pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE))
+	}
+	srq->pdom = pdom;
+	srq->custom = custom;
+	srq->single_threaded = pdom && pdom->td;
+	ret = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
 		goto err_free;
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	if (ret) {
-		errno = ret;
+	if (ret)
 		goto err_lock;
-	}
 	srq->log_depth = resp.drv.log_depth;
 	srq->max_sge = resp.drv.max_sge;
-	depth = 1U << srq->log_depth;
-	srq->free_slots = calloc(depth, sizeof(*srq->free_slots));
-	srq->wrid = calloc(depth, sizeof(*srq->wrid));
 	srq->map_len = resp.drv.mmap_len;
 	srq->map = shca_map(pd->context, resp.drv.mmap_offset, srq->map_len);
-	ret = srq->map ? ENOMEM : errno;
-	if (!srq->free_slots || !srq->wrid || !srq->map)
+	ret = srq->map ? 0 : errno;
+	if (!ret)
+		ret = shca_srq_tables(srq, srq->log_depth, &srq->free_slots,
+				      &srq->wrid, &srq->custom);
+	if (ret)
 		goto err_destroy;
 	srq->slots = srq->map;
 	srq->index_ring = (void *)((char *)srq->map + resp.drv.index_offset);
@@ -55,13 +91,11 @@ err_destroy:
 	if (srq->map)
 		munmap(srq->map, srq->map_len);
 	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-	free(srq->free_slots);
-	free(srq->wrid);
-	errno = ret;
 err_lock:
 	pthread_spin_destroy(&srq->lock);
 err_free:
-	free(srq);
+	shca_srq_free(srq);
+	errno = ret;
 	return NULL;
 }
 
@@ -113,6 +147,7 @@ static int shca_srq_resize(struct shca_srq *srq, struct ibv_srq_attr *attr,
 	struct shca_modify_srq_resp resp = {};
 	struct shca_ucmd_modify_srq cmd = {};
 	uint32_t log, nr_free, *free_slots;
+	unsigned int custom = srq->custom;
 	__u64 *wrid;
 	void *map;
 	int ret;
@@ -120,14 +155,11 @@ static int shca_srq_resize(struct shca_srq *srq, struct ibv_srq_attr *attr,
 	if (!attr->max_wr || attr->max_wr > (1U << 30))
 		return EINVAL;
 	log = shca_srq_log_depth(attr->max_wr);
-	free_slots = calloc(1U << log, sizeof(*free_slots));
-	wrid = calloc(1U << log, sizeof(*wrid));
-	if (!free_slots || !wrid) {
-		ret = ENOMEM;
-		goto out_free;
-	}
+	ret = shca_srq_tables(srq, log, &free_slots, &wrid, &custom);
+	if (ret)
+		return ret;
 	cmd.drv.resp_addr = (uintptr_t)&resp;
-	pthread_spin_lock(&srq->lock);
+	shca_lock(srq->single_threaded, &srq->lock);
 	ret = shca_srq_resize_slots(srq, log, free_slots, &nr_free, wrid);
 	if (!ret)
 		ret = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask,
@@ -150,18 +182,22 @@ static int shca_srq_resize(struct shca_srq *srq, struct ibv_srq_attr *attr,
 	srq->index_ring = (void *)((char *)map + resp.index_offset);
 	srq->dbrec = (void *)((char *)map + resp.dbrec_offset);
 	srq->log_depth = log;
-	free(srq->free_slots);
-	free(srq->wrid);
+	/* The old tables go as they came, the new are kept as they came. */
+	shca_mem_free(srq->pdom, srq->free_slots, SHCA_RES_TYPE_SRQ_FREE,
+		      srq->custom);
+	shca_mem_free(srq->pdom, srq->wrid, SHCA_RES_TYPE_SRQ_WRID,
+		      srq->custom);
 	srq->free_slots = free_slots;
 	srq->wrid = wrid;
 	srq->nr_free = nr_free;
-	free_slots = NULL;
-	wrid = NULL;
+	srq->custom = custom;
+	shca_unlock(srq->single_threaded, &srq->lock);
+	return 0;
+
 out_unlock:
-	pthread_spin_unlock(&srq->lock);
-out_free:
-	free(free_slots);
-	free(wrid);
+	shca_unlock(srq->single_threaded, &srq->lock);
+	shca_mem_free(srq->pdom, free_slots, SHCA_RES_TYPE_SRQ_FREE, custom);
+	shca_mem_free(srq->pdom, wrid, SHCA_RES_TYPE_SRQ_WRID, custom);
 	return ret;
 }
 
@@ -192,9 +228,7 @@ int shca_destroy_srq(struct ibv_srq *ibsrq)
 		return ret;
 	munmap(srq->map, srq->map_len);
 	pthread_spin_destroy(&srq->lock);
-	free(srq->free_slots);
-	free(srq->wrid);
-	free(srq);
+	shca_srq_free(srq);
 	return 0;
 }
 
@@ -203,9 +237,9 @@ void shca_srq_put_slot(void *ctx, uint32_t slot)
 {
 	struct shca_srq *srq = ctx;
 
-	pthread_spin_lock(&srq->lock);
+	shca_lock(srq->single_threaded, &srq->lock);
 	shca_srq_slot_put(srq->free_slots, &srq->nr_free, srq->log_depth, slot);
-	pthread_spin_unlock(&srq->lock);
+	shca_unlock(srq->single_threaded, &srq->lock);
 }
 
 /* A receive CQE named @slot of the SRQ @ctx: its wr_id; it is free again. */
@@ -214,9 +248,9 @@ __u64 shca_srq_take_slot(void *ctx, uint32_t slot)
 	struct shca_srq *srq = ctx;
 	__u64 wr_id;
 
-	pthread_spin_lock(&srq->lock);
+	shca_lock(srq->single_threaded, &srq->lock);
 	wr_id = shca_srq_slot_wr_id(srq->wrid, srq->log_depth, slot);
 	shca_srq_slot_put(srq->free_slots, &srq->nr_free, srq->log_depth, slot);
-	pthread_spin_unlock(&srq->lock);
+	shca_unlock(srq->single_threaded, &srq->lock);
 	return wr_id;
 }

@@ -15,7 +15,7 @@ static void shca_wr_start(struct ibv_qp_ex *qpx)
 {
 	struct shca_qp *qp = qpx_to_sqp(qpx);
 
-	pthread_spin_lock(&qp->sq_lock);
+	shca_lock(qp->single_threaded, &qp->sq_lock);
 	qp->wr_start_pi = qp->sq.pi;
 	qp->cur = NULL;
 	qp->wr_err = shca_can_send(qp) ? 0 : EINVAL;
@@ -31,7 +31,7 @@ static int shca_wr_complete(struct ibv_qp_ex *qpx)
 	posted = qp->sq.pi != qp->wr_start_pi;
 	if (posted)
 		store_release(&qp->dbrec->sq_pi, qp->sq.pi);
-	pthread_spin_unlock(&qp->sq_lock);
+	shca_unlock(qp->single_threaded, &qp->sq_lock);
 	if (posted)
 		err = shca_ring_sq(qp);
 	return err;
@@ -42,7 +42,7 @@ static void shca_wr_abort(struct ibv_qp_ex *qpx)
 	struct shca_qp *qp = qpx_to_sqp(qpx);
 
 	qp->sq.pi = qp->wr_start_pi;
-	pthread_spin_unlock(&qp->sq_lock);
+	shca_unlock(qp->single_threaded, &qp->sq_lock);
 }
 
 /* Start a WQE for the next ibv_wr_* call; NULL after an error. */

@@ -21,6 +21,9 @@
  *   shca_uverbs_test DEV cqex       extended CQs: refused attributes, and
  *                                   every read_* field against ibv_poll_cq,
  *                                   timestamps against the device clock
+ *   shca_uverbs_test DEV pdom       thread and parent domains (allocator
+ *                                   calls, lock-free objects, EBUSY, bad
+ *                                   input), ibv_import_device/pd/mr
  *   shca_uverbs_test DEV resize     CQ resize with unpolled CQEs and under
  *                                   a CQE write (debugfs cqe_publish window),
  *                                   SRQ resize, rereg_mr each way; bad input
@@ -2829,7 +2832,7 @@ static void test_cqex(void)
 		    0, 16, 0);
 	cqx_refused(ctx, "cqex_unknown_wc_flag", EOPNOTSUPP, 1ULL << 40, 0, 0,
 		    16, 0);
-	cqx_refused(ctx, "cqex_parent_domain", EOPNOTSUPP, 0,
+	cqx_refused(ctx, "cqex_no_parent_domain", EINVAL, 0,
 		    IBV_CQ_INIT_ATTR_MASK_PD, 0, 16, 0);
 	cqx_refused(ctx, "cqex_unknown_comp_mask", EOPNOTSUPP, 0, 1U << 20, 0,
 		    16, 0);
@@ -2864,6 +2867,561 @@ static void test_cqex(void)
 	traffic_ok("cqex_device_works_after");
 }
 
+/* --- thread domains, parent domains, import ------------------------------ */
+
+/*
+ * A parent domain's allocator that records what libshca asks of it: every
+ * call, the resource types seen, the memory outstanding.  In @mode
+ * PDOM_DEFAULT it answers IBV_ALLOCATOR_USE_DEFAULT, PDOM_NULL fails,
+ * PDOM_MISALIGN gives memory one byte off the alignment asked.
+ */
+enum { PDOM_OWN, PDOM_DEFAULT, PDOM_NULL, PDOM_MISALIGN };
+
+struct pdom_log {
+	int mode;
+	int allocs, frees, live, bad_align, wrong_ctx;
+	unsigned int types;		/* BIT(resource_type) of every alloc */
+	void *last[16];			/* by resource type, the latest */
+};
+
+static void *pdom_alloc(struct ibv_pd *pd, void *pd_context, size_t size,
+			size_t alignment, uint64_t type)
+{
+	struct pdom_log *l = pd_context;
+	void *p;
+
+	l->allocs++;
+	if (type < 16)
+		l->types |= 1U << type;
+	if (!alignment || alignment & (alignment - 1))
+		l->bad_align++;
+	switch (l->mode) {
+	case PDOM_DEFAULT:
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	case PDOM_NULL:
+		return NULL;
+	}
+	if (posix_memalign(&p, alignment * 2, size + alignment))
+		return NULL;
+	l->live++;
+	if (l->mode == PDOM_MISALIGN)
+		p = (char *)p + 1;
+	memset(p, 0x5a, size);		/* libshca must zero it itself */
+	if (type < 16)
+		l->last[type] = p;
+	return p;
+}
+
+static void pdom_free(struct ibv_pd *pd, void *pd_context, void *ptr,
+		      uint64_t type)
+{
+	struct pdom_log *l = pd_context;
+
+	l->frees++;
+	l->live--;
+	if (l->mode == PDOM_MISALIGN)
+		ptr = (char *)ptr - 1;
+	free(ptr);
+}
+
+static struct ibv_pd *new_pdom(struct ibv_context *ctx, struct ibv_pd *pd,
+			       struct ibv_td *td, struct pdom_log *l)
+{
+	struct ibv_parent_domain_init_attr a = {
+		.pd = pd, .td = td, .alloc = pdom_alloc, .free = pdom_free,
+		.pd_context = l,
+		.comp_mask = l ? IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+				 IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT : 0,
+	};
+
+	errno = 0;
+	return ibv_alloc_parent_domain(ctx, &a);
+}
+
+static void pdom_refused(struct ibv_context *ctx, const char *name, int want,
+			 struct ibv_parent_domain_init_attr *a)
+{
+	struct ibv_pd *pd;
+
+	errno = 0;
+	pd = ibv_alloc_parent_domain(ctx, a);
+	CHECK(!pd && errno == want, name, "got %s, want %s",
+	      pd ? "a parent domain" : strerror(errno), strerror(want));
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
+static void test_pdom_bad_input(struct ibv_context *ctx,
+				struct ibv_context *other)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx), *opd = ibv_alloc_pd(other);
+	struct ibv_td_init_attr tda = { .comp_mask = 1 };
+	struct ibv_td *otd, *td;
+	struct ibv_pd *pdom;
+	struct ibv_parent_domain_init_attr a;
+
+	if (!pd || !opd)
+		die("ibv_alloc_pd");
+	td = ibv_alloc_td(ctx, &tda);
+	CHECK(!td && errno == EOPNOTSUPP, "pdom_td_unknown_comp_mask",
+	      "got %s", td ? "a TD" : strerror(errno));
+	tda.comp_mask = 0;
+	otd = ibv_alloc_td(other, &tda);
+	if (!otd)
+		die("ibv_alloc_td");
+
+	memset(&a, 0, sizeof(a));
+	pdom_refused(ctx, "pdom_null_pd", EINVAL, &a);
+	a.pd = opd;
+	pdom_refused(ctx, "pdom_foreign_pd", EINVAL, &a);
+	a.pd = pd;
+	a.td = otd;
+	pdom_refused(ctx, "pdom_foreign_td", EINVAL, &a);
+	a.td = NULL;
+	a.comp_mask = 1U << 7;
+	pdom_refused(ctx, "pdom_unknown_comp_mask", EOPNOTSUPP, &a);
+	a.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
+	a.free = pdom_free;
+	pdom_refused(ctx, "pdom_allocators_without_alloc", EINVAL, &a);
+	a.comp_mask = 0;
+	pdom = ibv_alloc_parent_domain(ctx, &a);
+	if (!pdom)
+		die("ibv_alloc_parent_domain");
+	a.pd = pdom;
+	pdom_refused(ctx, "pdom_of_a_parent_domain", EINVAL, &a);
+
+	/* Creates that name a parent domain they cannot use. */
+	{
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = 16, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+			.parent_domain = pd,
+		};
+		struct ibv_cq_ex *cq;
+		struct ibv_pd *opdom;
+
+		cq = ibv_create_cq_ex(ctx, &ca);
+		CHECK(!cq && errno == EINVAL, "pdom_cqex_plain_pd", "got %s",
+		      cq ? "a CQ" : strerror(errno));
+		if (cq)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		ca.parent_domain = NULL;
+		cq = ibv_create_cq_ex(ctx, &ca);
+		CHECK(!cq && errno == EINVAL, "pdom_cqex_null_pd", "got %s",
+		      cq ? "a CQ" : strerror(errno));
+		if (cq)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		opdom = new_pdom(other, opd, NULL, NULL);
+		if (!opdom)
+			die("ibv_alloc_parent_domain");
+		ca.parent_domain = opdom;
+		cq = ibv_create_cq_ex(ctx, &ca);
+		CHECK(!cq && errno == EINVAL, "pdom_cqex_foreign_parent",
+		      "got %s", cq ? "a CQ" : strerror(errno));
+		if (cq)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		ibv_dealloc_pd(opdom);
+	}
+	{
+		struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+		struct ibv_qp_init_attr_ex qa = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			/* Not PD alone, which ibv_create_qp() on its
+			 * own context would take.
+			 */
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = IBV_QP_EX_WITH_SEND, .pd = opd,
+		};
+		struct ibv_qp *qp;
+
+		if (!cq)
+			die("ibv_create_cq");
+		qp = ibv_create_qp_ex(ctx, &qa);
+		CHECK(!qp && errno == EINVAL, "pdom_qp_foreign_pd", "got %s",
+		      qp ? "a QP" : strerror(errno));
+		if (qp)
+			ibv_destroy_qp(qp);
+		ibv_destroy_cq(cq);
+	}
+	if (ibv_dealloc_pd(pdom) || ibv_dealloc_td(otd) ||
+	    ibv_dealloc_pd(pd) || ibv_dealloc_pd(opd))
+		die("pdom bad input teardown");
+}
+
+/*
+ * RC traffic on one parent domain: an extended CQ (IBV_CQ_INIT_ATTR_MASK_PD),
+ * two QPs and an SRQ on it, an MR and an AH on it; a send through the SRQ
+ * and an RDMA write.  Returns the completions that succeeded, of 3.
+ */
+struct pdom_objs {
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_ah *ah;
+	struct pair p;
+};
+
+static int pdom_objs_open(struct pdom_objs *o, struct ibv_context *ctx,
+			  struct ibv_pd *pdom)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = pdom,
+	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_ah_attr aha = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .sgid_index = GIDX, .hop_limit = 1 },
+	};
+
+	memset(o, 0, sizeof(*o));
+	o->p.ctx = ctx;
+	o->p.pd = pdom;
+	o->cqx = ibv_create_cq_ex(ctx, &ca);
+	if (!o->cqx)
+		return -1;
+	o->cq = ibv_cq_ex_to_cq(o->cqx);
+	o->p.cq = o->cq;
+	o->srq = ibv_create_srq(pdom, &sa);
+	if (!o->srq)
+		return -1;
+	qa.send_cq = o->cq;
+	qa.recv_cq = o->cq;
+	o->p.a = ibv_create_qp(pdom, &qa);
+	qa.srq = o->srq;
+	o->p.b = ibv_create_qp(pdom, &qa);
+	if (!o->p.a || !o->p.b)
+		return -1;
+	if (ibv_query_gid(ctx, 1, GIDX, &aha.grh.dgid))
+		return -1;
+	o->ah = ibv_create_ah(pdom, &aha);
+	o->p.buf = aligned_alloc(4096, BUFSZ);
+	if (!o->ah || !o->p.buf)
+		return -1;
+	memset(o->p.buf, 0, BUFSZ);
+	o->p.mr = ibv_reg_mr(pdom, o->p.buf, BUFSZ, IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_WRITE);
+	if (!o->p.mr)
+		return -1;
+	return connect_qp(&o->p, o->p.a, o->p.b->qp_num) ||
+	       connect_qp(&o->p, o->p.b, o->p.a->qp_num) ? -1 : 0;
+}
+
+static int pdom_traffic(struct pdom_objs *o)
+{
+	struct ibv_sge sge = { (uintptr_t)o->p.buf + 8192, 64, o->p.mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	struct ibv_wc wc;
+	int got = 0, i;
+
+	snprintf(o->p.buf + 4096, 64, "parent domain");
+	if (ibv_post_srq_recv(o->srq, &rwr, &bad))
+		return 0;
+	post_send(o->p.a, IBV_WR_SEND, o->p.mr, o->p.buf + 4096, 14, 0, 0, 2);
+	post_send(o->p.a, IBV_WR_RDMA_WRITE, o->p.mr, o->p.buf + 4096, 14,
+		  (uintptr_t)o->p.buf + 12288, o->p.mr->rkey, 3);
+	for (i = 0; i < 3 && poll_one(o->cq, &wc); i++)
+		got += wc.status == IBV_WC_SUCCESS;
+	if (strcmp(o->p.buf + 8192, "parent domain") ||
+	    strcmp(o->p.buf + 12288, "parent domain"))
+		return 0;
+	return got;
+}
+
+static int pdom_objs_close(struct pdom_objs *o)
+{
+	int ret = 0;
+
+	if (o->p.a)
+		ret |= ibv_destroy_qp(o->p.a);
+	if (o->p.b)
+		ret |= ibv_destroy_qp(o->p.b);
+	if (o->srq)
+		ret |= ibv_destroy_srq(o->srq);
+	if (o->cq)
+		ret |= ibv_destroy_cq(o->cq);
+	if (o->ah)
+		ret |= ibv_destroy_ah(o->ah);
+	if (o->p.mr)
+		ret |= ibv_dereg_mr(o->p.mr);
+	free(o->p.buf);
+	return ret;
+}
+
+#define PDOM_TYPES	((1U << SHCA_RES_TYPE_QP) | (1U << SHCA_RES_TYPE_SQ_WRID) | \
+			 (1U << SHCA_RES_TYPE_RQ_WRID) | (1U << SHCA_RES_TYPE_CQ) | \
+			 (1U << SHCA_RES_TYPE_SRQ) | \
+			 (1U << SHCA_RES_TYPE_SRQ_FREE) | \
+			 (1U << SHCA_RES_TYPE_SRQ_WRID))
+
+/* A parent domain with a TD and an allocator: lifecycle and traffic. */
+static void test_pdom_lifecycle(struct ibv_context *ctx)
+{
+	struct ibv_td_init_attr tda = {};
+	struct pdom_log log = { .mode = PDOM_OWN };
+	struct ibv_pd *pd, *pdom;
+	struct pdom_objs o;
+	struct ibv_td *td;
+	int ret, got;
+
+	pd = ibv_alloc_pd(ctx);
+	td = ibv_alloc_td(ctx, &tda);
+	if (!pd || !td)
+		die("pd, td");
+	pdom = new_pdom(ctx, pd, td, &log);
+	CHECK(pdom, "pdom_alloc", "%s", strerror(errno));
+	if (!pdom)
+		return;
+	CHECK(pdom->handle == pd->handle, "pdom_names_its_pd",
+	      "handle %u, PD's %u", pdom->handle, pd->handle);
+	ret = ibv_dealloc_td(td);
+	CHECK(ret == EBUSY, "pdom_td_busy", "got %s", strerror(ret));
+	ret = ibv_dealloc_pd(pd);
+	CHECK(ret == EBUSY, "pdom_pd_busy", "got %s", strerror(ret));
+
+	ret = pdom_objs_open(&o, ctx, pdom);
+	CHECK(!ret, "pdom_objects", "%s", strerror(errno));
+	if (!ret) {
+		CHECK((log.types & PDOM_TYPES) == PDOM_TYPES &&
+		      !(log.types & ~PDOM_TYPES) && !log.bad_align,
+		      "pdom_allocator_asked",
+		      "types %#x, want %#x; %d bad alignments", log.types,
+		      PDOM_TYPES, log.bad_align);
+		CHECK((void *)sqp(o.p.b) == log.last[SHCA_RES_TYPE_QP] &&
+		      (void *)sqp(o.p.b)->sq.wrid ==
+		      log.last[SHCA_RES_TYPE_SQ_WRID] &&
+		      (void *)cqx_to_scq(o.cqx) == log.last[SHCA_RES_TYPE_CQ] &&
+		      (void *)to_ssrq(o.srq) == log.last[SHCA_RES_TYPE_SRQ] &&
+		      (void *)to_ssrq(o.srq)->wrid ==
+		      log.last[SHCA_RES_TYPE_SRQ_WRID],
+		      "pdom_allocator_used", "objects not in its memory");
+		CHECK(sqp(o.p.a)->single_threaded &&
+		      sqp(o.p.b)->single_threaded &&
+		      cqx_to_scq(o.cqx)->single_threaded &&
+		      to_ssrq(o.srq)->single_threaded, "pdom_td_lock_free",
+		      "QP %d/%d CQ %d SRQ %d", sqp(o.p.a)->single_threaded,
+		      sqp(o.p.b)->single_threaded,
+		      cqx_to_scq(o.cqx)->single_threaded,
+		      to_ssrq(o.srq)->single_threaded);
+		got = pdom_traffic(&o);
+		CHECK(got == 3, "pdom_traffic", "%d of 3 completions", got);
+		{
+			struct ibv_srq_attr sra = { .max_wr = 64 };
+			int allocs = log.allocs;
+
+			ret = ibv_modify_srq(o.srq, &sra, IBV_SRQ_MAX_WR);
+			CHECK(!ret && log.allocs == allocs + 2 &&
+			      (void *)to_ssrq(o.srq)->wrid ==
+			      log.last[SHCA_RES_TYPE_SRQ_WRID],
+			      "pdom_srq_resize_allocates", "ret %s, %d allocs",
+			      strerror(ret), log.allocs - allocs);
+		}
+		ret = ibv_dealloc_pd(pdom);
+		CHECK(ret == EBUSY, "pdom_busy_with_objects", "got %s",
+		      strerror(ret));
+	}
+	ret = pdom_objs_close(&o);
+	CHECK(!ret && log.live == 0 && log.frees == log.allocs,
+	      "pdom_allocator_freed", "ret %d; %d allocs, %d frees", ret,
+	      log.allocs, log.frees);
+	ret = ibv_dealloc_pd(pdom);
+	CHECK(!ret, "pdom_dealloc", "got %s", strerror(ret));
+	ret = ibv_dealloc_td(td);
+	CHECK(!ret, "pdom_td_dealloc", "got %s", strerror(ret));
+	ret = ibv_dealloc_pd(pd);
+	CHECK(!ret, "pdom_pd_dealloc", "got %s", strerror(ret));
+}
+
+/* Allocators that defer, fail, misalign; a parent domain without a TD. */
+static void test_pdom_allocators(struct ibv_context *ctx)
+{
+	static const struct {
+		const char *name, *free_name;
+		int mode, err;
+	} modes[] = {
+		{ "pdom_alloc_use_default", "pdom_default_not_freed",
+		  PDOM_DEFAULT, 0 },
+		{ "pdom_alloc_fails", "pdom_failed_not_freed", PDOM_NULL,
+		  ENOMEM },
+		{ "pdom_alloc_misaligned", "pdom_misaligned_freed",
+		  PDOM_MISALIGN, EINVAL },
+	};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx), *pdom;
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct pdom_log log;
+	struct ibv_qp *qp;
+	size_t i;
+
+	if (!pd || !cq)
+		die("pd, cq");
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		memset(&log, 0, sizeof(log));
+		log.mode = modes[i].mode;
+		pdom = new_pdom(ctx, pd, NULL, &log);
+		if (!pdom)
+			die("ibv_alloc_parent_domain");
+		errno = 0;
+		qp = ibv_create_qp(pdom, &qa);
+		if (modes[i].err)
+			CHECK(!qp && errno == modes[i].err && log.allocs &&
+			      log.live == 0, modes[i].name,
+			      "got %s, %d allocs, %d live",
+			      qp ? "a QP" : strerror(errno), log.allocs,
+			      log.live);
+		else
+			CHECK(qp && log.allocs == 3 && !log.frees &&
+			      !sqp(qp)->single_threaded, modes[i].name,
+			      "got %s, %d allocs, %d frees, locked %d",
+			      qp ? "a QP" : strerror(errno), log.allocs,
+			      log.frees, qp ? !sqp(qp)->single_threaded : -1);
+		if (qp)
+			ibv_destroy_qp(qp);
+		CHECK(log.frees == (modes[i].mode == PDOM_MISALIGN),
+		      modes[i].free_name, "%d frees", log.frees);
+		if (ibv_dealloc_pd(pdom))
+			die("ibv_dealloc_pd");
+	}
+	/* No allocators at all: a parent domain is its PD. */
+	pdom = new_pdom(ctx, pd, NULL, NULL);
+	qp = pdom ? ibv_create_qp(pdom, &qa) : NULL;
+	CHECK(qp && qp->pd == pdom && !sqp(qp)->single_threaded,
+	      "pdom_without_allocators", "%s", strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	if ((pdom && ibv_dealloc_pd(pdom)) || ibv_destroy_cq(cq) ||
+	    ibv_dealloc_pd(pd))
+		die("pdom allocators teardown");
+}
+
+/*
+ * ibv_import_device() on a dup of the context's fd, ibv_import_pd() and
+ * ibv_import_mr() of its objects; traffic in the imported context on the
+ * imported PD and MR.
+ */
+static void test_import(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx), *ipd, *bad;
+	struct ibv_context *ictx;
+	struct ibv_mr *mr, *imr, *badmr;
+	struct ibv_wc wc;
+	struct pair p;
+	int pipefd[2], got = 0, i;
+	char *buf = aligned_alloc(4096, BUFSZ);
+
+	if (!pd || !buf)
+		die("pd, buf");
+	memset(buf, 0, BUFSZ);
+	mr = ibv_reg_mr(pd, buf, BUFSZ, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		die("ibv_reg_mr");
+	if (pipe(pipefd))
+		die("pipe");
+	errno = 0;
+	ictx = ibv_import_device(pipefd[0]);
+	CHECK(!ictx && errno == EINVAL, "import_device_not_a_device",
+	      "got %s", ictx ? "a context" : strerror(errno));
+	close(pipefd[0]);
+	close(pipefd[1]);
+
+	ictx = ibv_import_device(dup(ctx->cmd_fd));
+	CHECK(ictx, "import_device", "%s", strerror(errno));
+	if (!ictx)
+		goto out;
+	CHECK(to_sctx(ictx)->caps.sq_wqe_size ==
+	      to_sctx(ctx)->caps.sq_wqe_size &&
+	      to_sctx(ictx)->caps.max_inline == to_sctx(ctx)->caps.max_inline &&
+	      to_sctx(ictx)->caps.max_sge == to_sctx(ctx)->caps.max_sge &&
+	      ictx->num_comp_vectors == ctx->num_comp_vectors,
+	      "import_device_caps", "the imported context's caps differ");
+	errno = 0;
+	bad = ibv_import_pd(ictx, pd->handle + 1000);
+	CHECK(!bad && errno, "import_pd_bad_handle", "got %s",
+	      bad ? "a PD" : "no errno");
+	if (bad)
+		ibv_unimport_pd(bad);
+	ipd = ibv_import_pd(ictx, pd->handle);
+	CHECK(ipd && ipd->handle == pd->handle &&
+	      to_spd(ipd)->pdn, "import_pd", "%s", strerror(errno));
+	if (!ipd)
+		goto out_ctx;
+	errno = 0;
+	badmr = ibv_import_mr(ipd, mr->handle + 1000);
+	CHECK(!badmr && errno, "import_mr_bad_handle", "got %s",
+	      badmr ? "an MR" : "no errno");
+	if (badmr)
+		ibv_unimport_mr(badmr);
+	imr = ibv_import_mr(ipd, mr->handle);
+	CHECK(imr && imr->lkey == mr->lkey && imr->rkey == mr->rkey &&
+	      imr->length == mr->length, "import_mr", "%s", strerror(errno));
+	if (!imr)
+		goto out_pd;
+
+	/* The imported context's own CQ and QPs, on the imported PD. */
+	memset(&p, 0, sizeof(p));
+	p.ctx = ictx;
+	p.pd = ipd;
+	p.cq = ibv_create_cq(ictx, 16, NULL, NULL, 0);
+	if (!p.cq)
+		die("ibv_create_cq");
+	p.a = new_qp(&p, p.cq, IBV_QPT_RC);
+	p.b = new_qp(&p, p.cq, IBV_QPT_RC);
+	if (connect_qp(&p, p.a, p.b->qp_num) ||
+	    connect_qp(&p, p.b, p.a->qp_num))
+		die("connect");
+	snprintf(buf + 4096, 64, "imported");
+	post_recv(p.b, imr, buf + 8192, 64, 1);
+	post_send(p.a, IBV_WR_SEND, imr, buf + 4096, 9, 0, 0, 2);
+	post_send(p.a, IBV_WR_RDMA_WRITE, imr, buf + 4096, 9,
+		  (uintptr_t)buf + 12288, imr->rkey, 3);
+	for (i = 0; i < 3 && poll_one(p.cq, &wc); i++)
+		got += wc.status == IBV_WC_SUCCESS;
+	CHECK(got == 3 && !strcmp(buf + 8192, "imported") &&
+	      !strcmp(buf + 12288, "imported"), "import_traffic",
+	      "%d of 3 completions", got);
+	if (ibv_destroy_qp(p.a) || ibv_destroy_qp(p.b) ||
+	    ibv_destroy_cq(p.cq))
+		die("import teardown");
+	ibv_unimport_mr(imr);
+out_pd:
+	ibv_unimport_pd(ipd);
+out_ctx:
+	CHECK(!ibv_close_device(ictx), "import_close", "%s", strerror(errno));
+out:
+	/* The original context's objects are untouched by the import. */
+	CHECK(!ibv_dereg_mr(mr) && !ibv_dealloc_pd(pd), "import_originals",
+	      "%s", strerror(errno));
+	free(buf);
+}
+
+static void test_pdom(void)
+{
+	struct ibv_context *ctx = open_dev(), *other = open_dev();
+
+	test_pdom_bad_input(ctx, other);
+	test_pdom_lifecycle(ctx);
+	test_pdom_allocators(ctx);
+	test_import(ctx);
+	ibv_close_device(other);
+	ibv_close_device(ctx);
+	traffic_ok("pdom_device_works_after");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -2876,7 +3434,7 @@ int main(int argc, char **argv)
 		{ "reset", test_reset }, { "teardown", test_teardown },
 		{ "hold", test_hold }, { "flood", test_flood },
 		{ "memcg", test_memcg }, { "limits", test_limits },
-		{ "cqex", test_cqex },
+		{ "cqex", test_cqex }, { "pdom", test_pdom },
 		{ "resize", test_resize }, { "rereg_step", test_rereg_step },
 		{ "mw", test_mw }, { "mw_step", test_mw_step },
 		{ "dm", test_dm }, { "dm_step", test_dm_step },

@@ -37,6 +37,7 @@
 #define SHCA_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #define SHCA_UVERBS_ABI_VERSION		1
 
@@ -48,7 +49,8 @@
  * SHCA_IB_METHOD_DM_QUERY returns the same offset and the length of an
  * existing DM, for an imported context (ibv_import_dm()).
  */
-#define SHCA_IB_ID_DRIVER_NS		(1U << 12)	/* UVERBS_ID_NS_SHIFT */
+/* The first attribute and method id of the driver's namespace */
+#define SHCA_IB_ID_DRIVER_NS		(1U << UVERBS_ID_NS_SHIFT)
 
 /* Driver attributes of UVERBS_METHOD_DM_ALLOC */
 enum shca_ib_dm_alloc_attrs {
@@ -65,6 +67,29 @@ enum shca_ib_dm_query_attrs {
 	SHCA_IB_ATTR_QUERY_DM_REQ_HANDLE = SHCA_IB_ID_DRIVER_NS,
 	SHCA_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
 	SHCA_IB_ATTR_QUERY_DM_RESP_LENGTH,
+};
+
+/*
+ * The driver's additions to the ioctl methods, for a process that imports
+ * a context (ibv_import_device()) or a PD (ibv_import_pd()) another one
+ * opened on the same file:
+ *  - UVERBS_METHOD_QUERY_CONTEXT answers, in SHCA_ATTR_QUERY_CONTEXT_RESP,
+ *    the struct shca_alloc_ucontext_resp the context was opened with;
+ *  - SHCA_METHOD_PD_QUERY on a PD handle of the file answers the PD's
+ *    number in SHCA_ATTR_QUERY_PD_RESP_PDN (a __u32); a handle that names
+ *    no PD of the file is refused.
+ */
+enum shca_query_context_attrs {
+	SHCA_ATTR_QUERY_CONTEXT_RESP = SHCA_IB_ID_DRIVER_NS,
+};
+
+enum shca_pd_methods {
+	SHCA_METHOD_PD_QUERY = SHCA_IB_ID_DRIVER_NS,
+};
+
+enum shca_query_pd_attrs {
+	SHCA_ATTR_QUERY_PD_HANDLE = SHCA_IB_ID_DRIVER_NS,
+	SHCA_ATTR_QUERY_PD_RESP_PDN,
 };
 
 /**

@@ -444,6 +444,9 @@ void shca_buf_free(void *buf);
 /* shca_user.c: what processes see */
 int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void shca_dealloc_ucontext(struct ib_ucontext *ibuc);
+int shca_query_ucontext(struct ib_ucontext *ibuc,
+			struct uverbs_attr_bundle *attrs);
+extern const struct uapi_definition shca_uapi_defs[];
 void shca_disassociate_ucontext(struct ib_ucontext *ibuc);
 int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
@@ -530,7 +533,7 @@ void shca_dm_mmap_free(struct shca_mmap_entry *e);
 struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct ib_dm_mr_attr *attr,
 			     struct uverbs_attr_bundle *attrs);
-extern const struct uapi_definition shca_uapi_defs[];
+extern const struct uapi_definition shca_dm_uapi_defs[];
 
 /* shca_ah.c */
 void shca_av_from_ah_attr(struct shca_hw_av *av,

@@ -256,7 +256,7 @@ DECLARE_UVERBS_GLOBAL_METHODS(UVERBS_OBJECT_DM,
 			      &UVERBS_METHOD(SHCA_IB_METHOD_DM_QUERY));
 
 /* The driver's additions to the uverbs API: device memory's. */
-const struct uapi_definition shca_uapi_defs[] = {
+const struct uapi_definition shca_dm_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &shca_ib_dm_alloc),
 	UAPI_DEF_CHAIN_OBJ_TREE_NAMED(UVERBS_OBJECT_DM),
 	{},

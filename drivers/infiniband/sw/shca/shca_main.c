@@ -192,6 +192,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
 	.query_srq = shca_query_srq,
+	.query_ucontext = shca_query_ucontext,
 	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_user_mr = shca_reg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,

@@ -14,6 +14,9 @@
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
+#define UVERBS_MODULE_NAME shca
+#include <rdma/uverbs_named_ioctl.h>
+
 #include "shca.h"
 
 /**
@@ -149,6 +152,72 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 		return err;
 	return shca_udata_resp(sdev, udata, &resp, sizeof(resp));
 }
+
+/**
+ * shca_query_ucontext() - what an imported context learns of the device
+ * @ibuc: the context, opened by shca_alloc_ucontext()
+ * @attrs: UVERBS_METHOD_QUERY_CONTEXT's attributes; the driver's is
+ *	SHCA_ATTR_QUERY_CONTEXT_RESP
+ *
+ * The same struct shca_alloc_ucontext_resp the context was opened with,
+ * cut to the process's buffer or zero-filled past its end.
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_query_ucontext(struct ib_ucontext *ibuc,
+			struct uverbs_attr_bundle *attrs)
+{
+	struct shca_dev *sdev = to_shca_dev(ibuc->device);
+	struct shca_alloc_ucontext_resp resp = {
+		.sq_wqe_size = sizeof(struct shca_hw_send_wqe),
+		.rq_wqe_size = sizeof(struct shca_hw_recv_wqe),
+		.cqe_size = sizeof(struct shca_hw_cqe),
+		.max_inline = sdev->caps.max_inline_data,
+		.max_sge = SHCA_HW_MAX_SGE,
+	};
+
+	return uverbs_copy_to_struct_or_zero(attrs,
+					     SHCA_ATTR_QUERY_CONTEXT_RESP,
+					     &resp, sizeof(resp));
+}
+
+/* SHCA_METHOD_PD_QUERY: a PD handle of this file, for ibv_import_pd(). */
+static int UVERBS_HANDLER(SHCA_METHOD_PD_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_pd *ibpd = uverbs_attr_get_obj(attrs,
+						 SHCA_ATTR_QUERY_PD_HANDLE);
+	struct shca_pd *pd = container_of(ibpd, struct shca_pd, ibpd);
+
+	return uverbs_copy_to(attrs, SHCA_ATTR_QUERY_PD_RESP_PDN, &pd->pdn,
+			      sizeof(pd->pdn));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(SHCA_METHOD_PD_QUERY,
+			    UVERBS_ATTR_IDR(SHCA_ATTR_QUERY_PD_HANDLE,
+					    UVERBS_OBJECT_PD,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(SHCA_ATTR_QUERY_PD_RESP_PDN,
+						UVERBS_ATTR_TYPE(u32),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(shca_pd_methods, UVERBS_OBJECT_PD,
+		   &UVERBS_METHOD(SHCA_METHOD_PD_QUERY));
+
+ADD_UVERBS_ATTRIBUTES_SIMPLE(shca_query_context_attrs, UVERBS_OBJECT_DEVICE,
+			     UVERBS_METHOD_QUERY_CONTEXT,
+			     UVERBS_ATTR_PTR_OUT(SHCA_ATTR_QUERY_CONTEXT_RESP,
+						 UVERBS_ATTR_STRUCT(struct shca_alloc_ucontext_resp,
+								    max_sge),
+						 UA_MANDATORY));
+
+/* The driver's ioctl additions (<rdma/shca-abi.h>), for ibdev.driver_def. */
+const struct uapi_definition shca_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE,
+				&shca_query_context_attrs),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &shca_pd_methods),
+	UAPI_DEF_CHAIN(shca_dm_uapi_defs),
+	{},
+};
 
 /**
  * shca_dealloc_ucontext() - close a process's context
