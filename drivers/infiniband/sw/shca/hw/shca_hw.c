@@ -129,6 +129,8 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_DETACH_MCAST]	= "DETACH_MCAST",
 	[SHCA_CMD_RESIZE_SRQ]	= "RESIZE_SRQ",
 	[SHCA_CMD_REREG_MPT]	= "REREG_MPT",
+	[SHCA_CMD_MAP_ODP]	= "MAP_ODP",
+	[SHCA_CMD_INVALIDATE_ODP] = "INVALIDATE_ODP",
 };
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
@@ -153,6 +155,8 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_EQ_OVERFLOW]		= "err_eq_overflow",
 	[SHCA_CNT_MCAST_TX]		= "mcast_tx_packets",
 	[SHCA_CNT_MCAST_RX]		= "mcast_rx_packets",
+	[SHCA_CNT_ODP_FAULTS]		= "odp_page_faults",
+	[SHCA_CNT_ODP_INVALIDATIONS]	= "odp_invalidations",
 };
 
 /**
@@ -320,6 +324,7 @@ static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
 	case SHCA_CMD_DESTROY_QP:
 	case SHCA_CMD_FREE_MPT:
 	case SHCA_CMD_DETACH_MCAST:
+	case SHCA_CMD_INVALIDATE_ODP:
 		return false;
 	default:
 		return true;
@@ -587,6 +592,15 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		if (cmd->opcode == SHCA_CMD_DESTROY_QP)
 			return shca_hw_qp_cmd(hw, cmd);
 		return shca_hw_mpt_cmd(hw, cmd);
+	case SHCA_CMD_MAP_ODP:
+	case SHCA_CMD_INVALIDATE_ODP:
+		/*
+		 * Never the command mutex: the driver issues these from its
+		 * page fault handler and its MMU notifier, which may run
+		 * under any command's allocation.
+		 */
+		might_sleep();
+		return shca_hw_odp_cmd(hw, cmd);
 	default:
 		spin_lock_irqsave(&hw->lock, flags);
 		status = shca_hw_dispatch(hw, cmd, &port_event);

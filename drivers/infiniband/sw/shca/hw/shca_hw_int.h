@@ -140,6 +140,7 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  * @max_pages: the longest page list the entry takes
  * @draining: REREG_MPTs waiting out the lookups that took the old
  *	translation; while not zero, every put wakes them
+ * @odp: for ODP entries, the paging state (shca_hw_odp.c)
  */
 struct shca_hw_mpt {
 	refcount_t ref;
@@ -158,6 +159,7 @@ struct shca_hw_mpt {
 	u32 page_shift;
 	u32 max_pages;
 	atomic_t draining;
+	struct shca_hw_odp *odp;
 };
 
 /**
@@ -399,6 +401,8 @@ struct shca_hw_mcg {
  * @port_ev: the port's events in the EQ
  * @irq_handler: the driver's handler for the vector
  * @irq_ctx: its argument
+ * @odp_handler: the driver's page fault handler (shca_hw_odp.c)
+ * @odp_ctx: its argument
  * @irq_work: runs the handler: the modeled MSI-X vector
  */
 struct shca_hw {
@@ -449,6 +453,8 @@ struct shca_hw {
 	struct shca_hw_evsrc port_ev;
 	shca_hw_irq_handler_t irq_handler;
 	void *irq_ctx;
+	shca_hw_odp_fault_fn odp_handler;
+	void *odp_ctx;
 	struct work_struct irq_work;
 };
 
@@ -539,9 +545,12 @@ void shca_hw_qp_fini(struct shca_hw *hw);
  *	addresses; a re-registration meanwhile cannot move the bounds
  * @iova: the entry's first address when it was checked
  * @page_shift: its page size then
+ * @odp: the entry's paging state, when the segment holds its pages
+ *	present: an access in flight INVALIDATE_ODP waits out
  */
 struct shca_hw_mem_seg {
 	struct shca_hw_mpt *mpt;
+	struct shca_hw_odp *odp;
 	u64 addr;
 	const u64 *pbl;
 	u64 iova;
@@ -584,6 +593,22 @@ bool shca_hw_mpt_invalidate(struct shca_hw *hw, u32 pdn, u32 key,
 bool shca_hw_mpt_fast_reg(struct shca_hw *hw, u32 pdn,
 			  const struct shca_hw_send_wqe *wqe);
 void shca_hw_mpt_fini(struct shca_hw *hw);
+
+/* shca_hw_odp.c */
+/* An access retries at most this many faults before it fails. */
+#define SHCA_HW_ODP_MAX_FAULTS	16
+
+struct shca_hw_odp *shca_hw_odp_alloc(u32 npages);
+void shca_hw_odp_free(struct shca_hw_odp *odp);
+bool shca_hw_odp_check(struct shca_hw_mpt *mpt, u64 addr, u64 len,
+		       bool write, struct shca_hw_odp_fault *fault);
+const u64 *shca_hw_odp_pages(struct shca_hw_odp *odp);
+void shca_hw_odp_put(struct shca_hw_odp *odp);
+bool shca_hw_odp_fault(struct shca_hw *hw, const struct shca_hw_odp_fault *f);
+enum shca_hw_status shca_hw_odp_cmd(struct shca_hw *hw,
+				    struct shca_hw_cmd *cmd);
+struct shca_hw_mpt *shca_hw_mpt_lookup(struct shca_hw *hw, u32 key);
+void shca_hw_mpt_release(struct shca_hw_mpt *mpt);
 
 /* shca_hw_fabric.c */
 /* Where a message comes from, as the receiver's headers will say. */
