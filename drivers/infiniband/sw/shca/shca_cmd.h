@@ -90,5 +90,9 @@ int shca_cmd_rereg_mpt(struct shca_dev *sdev,
 int shca_cmd_write_mpt(struct shca_dev *sdev,
 		       const struct shca_hw_mpt_write *params);
 int shca_cmd_free_mpt(struct shca_dev *sdev, u32 key);
+int shca_cmd_map_odp(struct shca_dev *sdev,
+		     const struct shca_hw_odp_map *params);
+int shca_cmd_invalidate_odp(struct shca_dev *sdev,
+			    const struct shca_hw_odp_range *params);
 
 #endif /* SHCA_CMD_H */

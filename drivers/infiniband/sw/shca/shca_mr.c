@@ -8,14 +8,25 @@
  * page list from map_mr_sg() and become valid when a REG_MR work request
  * executes.  User MRs pin the pages with ib_umem and hand the device their
  * page list at once; rereg rewrites their entry in place, keys kept.
+ * ODP user MRs pin nothing (shca_odp.c).
  */
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
 
 #include "shca.h"
 
-static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
-				     u32 type, u32 max_pages, u32 flags)
+/**
+ * shca_mr_alloc() - an MR with an MPT entry, not yet valid
+ * @sdev: the device
+ * @ibpd: its protection domain
+ * @type: enum shca_hw_mpt_type
+ * @max_pages: its page list's capacity
+ * @flags: SHCA_MPT_F_*
+ *
+ * Return: the MR or an ERR_PTR().
+ */
+struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
+			      u32 type, u32 max_pages, u32 flags)
 {
 	struct shca_hw_mpt_alloc params = {
 		.type = type,
@@ -50,7 +61,12 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
 	return mr;
 }
 
-static void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
+/**
+ * shca_mr_free() - free an MR's entry, then its memory
+ * @sdev: the device
+ * @mr: the MR
+ */
+void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
 {
 	shca_cmd_free_mpt(sdev, mr->ibmr.lkey);
 	ib_umem_release(mr->umem);
@@ -58,15 +74,26 @@ static void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
 	kfree(mr);
 }
 
-static int shca_mr_write(struct shca_dev *sdev, struct shca_mr *mr,
-			 u32 access, u64 iova, u64 length, u32 page_shift)
+/**
+ * shca_mr_write() - make an MR's entry valid
+ * @sdev: the device
+ * @mr: the MR, its page list filled (an ODP MR's is the device's own)
+ * @access: SHCA_ACCESS_* rights
+ * @iova: its first address
+ * @length: bytes
+ * @page_shift: log2 of its page size
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_mr_write(struct shca_dev *sdev, struct shca_mr *mr, u32 access,
+		  u64 iova, u64 length, u32 page_shift)
 {
 	struct shca_hw_mpt_write params = {
 		.key = mr->ibmr.lkey,
 		.access = access,
 		.iova = iova,
 		.length = length,
-		.pbl = mr->pages,
+		.pbl = mr->type == SHCA_MPT_ODP ? NULL : mr->pages,
 		.npages = mr->npages,
 		.page_shift = page_shift,
 	};
@@ -189,6 +216,8 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = shca_check_no_udata(sdev, udata);
 	if (err)
 		return ERR_PTR(err);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return shca_odp_reg_user_mr(ibpd, start, length, virt, access);
 	if (!length || length > sdev->caps.max_mr_size) {
 		shca_dbg(sdev, "bad MR length %llu\n", length);
 		return ERR_PTR(-EINVAL);
@@ -298,6 +327,10 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		shca_dbg(sdev, "MR %#x: not a user MR\n", ibmr->lkey);
 		return ERR_PTR(-EINVAL);
 	}
+	if (mr->type == SHCA_MPT_ODP) {
+		shca_dbg(sdev, "MR %#x: no rereg of an ODP MR\n", ibmr->lkey);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	if (!flags || (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 				 IB_MR_REREG_ACCESS)))
 		return ERR_PTR(-EOPNOTSUPP);
@@ -362,12 +395,18 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
  * @ibmr: the MR
  * @udata: unused
  *
- * The device waits out any access in flight before the entry goes.
+ * The device waits out any access in flight before the entry goes; an
+ * ODP MR is fenced first, its pages taken from the device.
  *
  * Return: 0.
  */
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	shca_mr_free(to_shca_dev(ibmr->device), to_shca_mr(ibmr));
+	struct shca_dev *sdev = to_shca_dev(ibmr->device);
+	struct shca_mr *mr = to_shca_mr(ibmr);
+
+	if (mr->type == SHCA_MPT_ODP)
+		shca_odp_dereg(sdev, mr);
+	shca_mr_free(sdev, mr);
 	return 0;
 }
