@@ -286,7 +286,7 @@ static void shca_test_odp_fault_fails(struct kunit *test)
 	       p->opcode == IB_WR_SEND ? IB_WC_REM_OP_ERR : IB_WC_REM_ACCESS_ERR;
 	shca_test_expect(test, a, want, 1);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&t->faults));
-	KUNIT_EXPECT_EQ(test, 0, memchr_inv(odp_mem, 0x11, PAGE_SIZE) != NULL);
+	KUNIT_EXPECT_NULL(test, memchr_inv(odp_mem, 0x11, PAGE_SIZE));
 }
 
 /*

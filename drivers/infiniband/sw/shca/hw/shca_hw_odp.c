@@ -176,6 +176,7 @@ EXPORT_SYMBOL_IF_KUNIT(shca_hw_set_odp_handler);
  */
 bool shca_hw_odp_fault(struct shca_hw *hw, const struct shca_hw_odp_fault *f)
 {
+	/* Pairs with shca_hw_set_odp_handler(): the context is set. */
 	shca_hw_odp_fault_fn fn = smp_load_acquire(&hw->odp_handler);
 
 	might_sleep();
