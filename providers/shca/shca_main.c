@@ -112,6 +112,10 @@ static int shca_query_port(struct ibv_context *ibctx, uint8_t port,
 	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
 }
 
+/*
+ * IBV_ACCESS_ON_DEMAND passes through with the rest: the kernel registers
+ * an on-demand paging MR, which pins nothing.
+ */
 static struct ibv_mr *shca_reg_mr(struct ibv_pd *pd, void *addr,
 				  size_t length, uint64_t hca_va, int access)
 {
@@ -128,6 +132,17 @@ static struct ibv_mr *shca_reg_mr(struct ibv_pd *pd, void *addr,
 		return NULL;
 	}
 	return &vmr->ibv_mr;
+}
+
+/*
+ * Prefetch of ODP MRs (IBV_ADVISE_MR_ADVICE_PREFETCH, _PREFETCH_WRITE,
+ * _PREFETCH_NO_FAULT): the kernel does it all.
+ */
+static int shca_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			  uint32_t flags, struct ibv_sge *sg_list,
+			  uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
 }
 
 static int shca_dereg_mr(struct verbs_mr *vmr)
@@ -216,6 +231,7 @@ static int shca_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
+	.advise_mr = shca_advise_mr,
 	.alloc_dm = shca_alloc_dm,
 	.alloc_mw = shca_alloc_mw,
 	.alloc_parent_domain = shca_alloc_parent_domain,

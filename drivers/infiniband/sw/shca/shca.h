@@ -81,6 +81,9 @@ enum shca_drv_counter {
  * @qpn_wait: woken when a destroyed QP leaves @qps, for a create that got
  *	its QPN back from the device before the destroy had swept
  * @drv_counters: the driver's counters, by enum shca_drv_counter
+ * @odp_mrs: ODP MRs by MPT index, for the page fault handler and prefetch
+ * @odp_mutex: a prefetch holds it, so an ODP MR it found stays; a dereg
+ *	takes it to remove the MR from @odp_mrs
  */
 struct shca_dev {
 	struct ib_device ibdev;
@@ -103,6 +106,8 @@ struct shca_dev {
 	struct xarray srqs;
 	wait_queue_head_t qpn_wait;
 	atomic64_t drv_counters[SHCA_DRV_CNT_NUM];
+	struct xarray odp_mrs;
+	struct mutex odp_mutex;	/* holds ODP MRs found for a prefetch */
 };
 
 /**
@@ -307,6 +312,8 @@ struct shca_srq {
  * @max_pages: its capacity
  * @umem: the pinned user memory, for user MRs
  * @access: the IB_ACCESS_* rights of a user MR, for rereg
+ * @odp_live: an ODP MR's entry may be given pages, and is invalidated
+ *	with them; under the ODP umem's umem_mutex
  */
 struct shca_mr {
 	struct ib_mr ibmr;
@@ -316,6 +323,7 @@ struct shca_mr {
 	u32 max_pages;
 	struct ib_umem *umem;
 	int access;
+	bool odp_live;
 };
 
 /**
@@ -521,6 +529,43 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt, int access, struct ib_udata *udata);
+struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
+			      u32 type, u32 max_pages, u32 flags);
+void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr);
+int shca_mr_write(struct shca_dev *sdev, struct shca_mr *mr, u32 access,
+		  u64 iova, u64 length, u32 page_shift);
+
+/* shca_odp.c: on-demand paging, where ib_core has it */
+#if IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)
+int shca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
+		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		   struct uverbs_attr_bundle *attrs);
+void shca_odp_caps(struct ib_device_attr *attr);
+void shca_odp_dereg(struct shca_dev *sdev, struct shca_mr *mr);
+void shca_odp_init(struct shca_dev *sdev);
+struct ib_mr *shca_odp_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				   u64 virt, int access);
+#else
+/* Without it ib_core refuses IB_ACCESS_ON_DEMAND: no ODP MR ever exists. */
+static inline void shca_odp_caps(struct ib_device_attr *attr)
+{
+}
+
+static inline void shca_odp_dereg(struct shca_dev *sdev, struct shca_mr *mr)
+{
+}
+
+static inline void shca_odp_init(struct shca_dev *sdev)
+{
+}
+
+static inline struct ib_mr *shca_odp_reg_user_mr(struct ib_pd *ibpd,
+						 u64 start, u64 length,
+						 u64 virt, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+#endif
 
 /* shca_dm.c */
 struct ib_dm *shca_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,

@@ -729,6 +729,46 @@ int shca_cmd_write_mpt(struct shca_dev *sdev,
 }
 
 /**
+ * shca_cmd_map_odp() - make pages of an ODP entry present
+ * @sdev: the device
+ * @params: the entry, the pages and their rights
+ *
+ * Return: 0, -EINVAL for bad pages or a key that is no ODP entry, or
+ * another negative errno.
+ */
+int shca_cmd_map_odp(struct shca_dev *sdev,
+		     const struct shca_hw_odp_map *params)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_MAP_ODP,
+		.in.odp_map = *params,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
+ * shca_cmd_invalidate_odp() - make pages of an ODP entry absent
+ * @sdev: the device
+ * @params: the entry and the pages
+ *
+ * When it returns, the device uses none of the pages: it waited out the
+ * accesses in flight.  It cannot fail for a live ODP entry.
+ *
+ * Return: 0, or -EINVAL for a key that is no ODP entry.
+ */
+int shca_cmd_invalidate_odp(struct shca_dev *sdev,
+			    const struct shca_hw_odp_range *params)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_INVALIDATE_ODP,
+		.in.odp_range = *params,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
  * shca_cmd_free_mpt() - release an MPT entry
  * @sdev: the device
  * @key: the entry's key

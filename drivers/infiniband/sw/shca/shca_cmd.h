@@ -96,5 +96,9 @@ int shca_cmd_alloc_mw(struct shca_dev *sdev, u32 type, u32 pdn, u32 *key);
 int shca_cmd_alloc_dm(struct shca_dev *sdev, u64 length, u32 log_align,
 		      u64 *addr);
 int shca_cmd_free_dm(struct shca_dev *sdev, u64 addr);
+int shca_cmd_map_odp(struct shca_dev *sdev,
+		     const struct shca_hw_odp_map *params);
+int shca_cmd_invalidate_odp(struct shca_dev *sdev,
+			    const struct shca_hw_odp_range *params);
 
 #endif /* SHCA_CMD_H */

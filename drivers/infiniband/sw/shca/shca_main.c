@@ -125,6 +125,8 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->cqs);
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->srqs);
+	xa_destroy(&sdev->odp_mrs);
+	mutex_destroy(&sdev->odp_mutex);
 	shca_debugfs_teardown_delay();
 	shca_hw_destroy(sdev->hw);
 	sdev->hw = NULL;
@@ -146,6 +148,9 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+#if IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)
+	.advise_mr = shca_advise_mr,
+#endif
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
@@ -264,6 +269,8 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	xa_init_flags(&sdev->cqs, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qps, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_LOCK_IRQ);
+	xa_init(&sdev->odp_mrs);
+	mutex_init(&sdev->odp_mutex);
 	init_waitqueue_head(&sdev->qpn_wait);
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
@@ -282,6 +289,7 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 		err = -ENOMEM;
 		goto err_dealloc_dev;
 	}
+	shca_odp_init(sdev);
 
 	mutex_lock(&shca_dev_list_lock);
 	if (shca_find_by_ndev(ndev)) {

@@ -8,6 +8,7 @@
  * page list from map_mr_sg() and become valid when a REG_MR work request
  * executes.  User MRs pin the pages with ib_umem and hand the device their
  * page list at once; rereg rewrites their entry in place, keys kept.
+ * ODP user MRs pin nothing (shca_odp.c).
  */
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
@@ -73,15 +74,26 @@ void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr)
 	kfree(mr);
 }
 
-static int shca_mr_write(struct shca_dev *sdev, struct shca_mr *mr,
-			 u32 access, u64 iova, u64 length, u32 page_shift)
+/**
+ * shca_mr_write() - make an MR's entry valid
+ * @sdev: the device
+ * @mr: the MR, its page list filled (an ODP MR's is the device's own)
+ * @access: SHCA_ACCESS_* rights
+ * @iova: its first address
+ * @length: bytes
+ * @page_shift: log2 of its page size
+ *
+ * Return: 0 or a negative errno.
+ */
+int shca_mr_write(struct shca_dev *sdev, struct shca_mr *mr, u32 access,
+		  u64 iova, u64 length, u32 page_shift)
 {
 	struct shca_hw_mpt_write params = {
 		.key = mr->ibmr.lkey,
 		.access = access,
 		.iova = iova,
 		.length = length,
-		.pbl = mr->pages,
+		.pbl = mr->type == SHCA_MPT_ODP ? NULL : mr->pages,
 		.npages = mr->npages,
 		.page_shift = page_shift,
 	};
@@ -204,6 +216,8 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = shca_check_no_udata(sdev, udata);
 	if (err)
 		return ERR_PTR(err);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return shca_odp_reg_user_mr(ibpd, start, length, virt, access);
 	if (!length || length > sdev->caps.max_mr_size) {
 		shca_dbg(sdev, "bad MR length %llu\n", length);
 		return ERR_PTR(-EINVAL);
@@ -313,6 +327,10 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		shca_dbg(sdev, "MR %#x: not a user MR\n", ibmr->lkey);
 		return ERR_PTR(-EINVAL);
 	}
+	if (mr->type == SHCA_MPT_ODP) {
+		shca_dbg(sdev, "MR %#x: no rereg of an ODP MR\n", ibmr->lkey);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	if (!flags || (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 				 IB_MR_REREG_ACCESS)))
 		return ERR_PTR(-EOPNOTSUPP);
@@ -378,7 +396,9 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
  * @udata: unused
  *
  * The device waits out any access in flight before the entry goes, and
- * refuses to release a region with memory windows bound to it.
+ * refuses to release a region with memory windows bound to it; an ODP MR
+ * (no window binds to one) is fenced first, its pages taken from the
+ * device.
  *
  * Return: 0, or -EBUSY with the MR left as it was.
  */
@@ -388,6 +408,11 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct shca_mr *mr = to_shca_mr(ibmr);
 	int err;
 
+	if (mr->type == SHCA_MPT_ODP) {
+		shca_odp_dereg(sdev, mr);
+		shca_mr_free(sdev, mr);
+		return 0;
+	}
 	err = shca_cmd_free_mpt(sdev, mr->ibmr.lkey);
 	if (err == -EBUSY) {
 		ibdev_dbg(&sdev->ibdev, "%s: MR %#x: memory windows bound\n",

@@ -157,6 +157,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 * gap.  rdma link delete is allowed.
 	 */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	shca_odp_caps(attr);
 	return 0;
 }
 

@@ -135,6 +135,8 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_ALLOC_MW]	= "ALLOC_MW",
 	[SHCA_CMD_ALLOC_DM]	= "ALLOC_DM",
 	[SHCA_CMD_FREE_DM]	= "FREE_DM",
+	[SHCA_CMD_MAP_ODP]	= "MAP_ODP",
+	[SHCA_CMD_INVALIDATE_ODP] = "INVALIDATE_ODP",
 };
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
@@ -159,6 +161,8 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_EQ_OVERFLOW]		= "err_eq_overflow",
 	[SHCA_CNT_MCAST_TX]		= "mcast_tx_packets",
 	[SHCA_CNT_MCAST_RX]		= "mcast_rx_packets",
+	[SHCA_CNT_ODP_FAULTS]		= "odp_page_faults",
+	[SHCA_CNT_ODP_INVALIDATIONS]	= "odp_invalidations",
 };
 
 /**
@@ -329,6 +333,7 @@ static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
 	case SHCA_CMD_FREE_MPT:
 	case SHCA_CMD_DETACH_MCAST:
 	case SHCA_CMD_FREE_DM:
+	case SHCA_CMD_INVALIDATE_ODP:
 		return false;
 	default:
 		return true;
@@ -601,6 +606,15 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_FREE_DM:
 		might_sleep();
 		return shca_hw_dm_cmd(hw, cmd);
+	case SHCA_CMD_MAP_ODP:
+	case SHCA_CMD_INVALIDATE_ODP:
+		/*
+		 * Never the command mutex: the driver issues these from its
+		 * page fault handler and its MMU notifier, which may run
+		 * under any command's allocation.
+		 */
+		might_sleep();
+		return shca_hw_odp_cmd(hw, cmd);
 	default:
 		spin_lock_irqsave(&hw->lock, flags);
 		status = shca_hw_dispatch(hw, cmd, &port_event);

@@ -62,6 +62,24 @@ enum shca_hw_window_id {
  */
 typedef void (*shca_hw_irq_handler_t)(void *ctx);
 
+/**
+ * typedef shca_hw_odp_fault_fn - the driver's page fault handler
+ * @ctx: what the driver registered with it
+ * @fault: the fault: an ODP entry's pages an access needs and finds absent
+ *
+ * The device calls it from the execution unit whose access faulted, in
+ * process context with no model lock held, and that access waits for it
+ * (the QP stalls meanwhile).  The handler answers by making the pages
+ * present with MAP_ODP, then returning 0; or by returning an error, and
+ * the access fails: the WQE completes with a local protection error for
+ * the requester's own memory, a remote access error for the responder's.
+ * Handlers of several QPs' faults may run at once.
+ *
+ * Return: 0 when the pages were mapped, or a negative errno.
+ */
+typedef int (*shca_hw_odp_fault_fn)(void *ctx,
+				    const struct shca_hw_odp_fault *fault);
+
 struct shca_hw *shca_hw_create(void);
 void shca_hw_destroy(struct shca_hw *hw);
 enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd);
@@ -69,6 +87,8 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd);
 void shca_hw_request_irq(struct shca_hw *hw, shca_hw_irq_handler_t handler,
 			 void *ctx);
 void shca_hw_free_irq(struct shca_hw *hw);
+void shca_hw_set_odp_handler(struct shca_hw *hw, shca_hw_odp_fault_fn fn,
+			     void *ctx);
 
 void shca_hw_ring_sq(struct shca_hw *hw, u32 qpn);
 void shca_hw_ring_sq_run(struct shca_hw *hw, u32 qpn);

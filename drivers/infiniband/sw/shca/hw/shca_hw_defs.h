@@ -171,6 +171,10 @@ enum shca_hw_status {
  * @SHCA_CMD_ALLOC_DM: allocate a range of the device memory
  * @SHCA_CMD_FREE_DM: release a range of the device memory; refused while
  *	an MPT entry maps it
+ * @SHCA_CMD_MAP_ODP: resume from a page fault or prefetch: make pages of
+ *	an ODP entry present, with the rights the driver grants each
+ * @SHCA_CMD_INVALIDATE_ODP: make pages of an ODP entry absent and wait
+ *	out the accesses in flight that may be using them
  * @SHCA_CMD_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_opcode {
@@ -208,6 +212,8 @@ enum shca_hw_opcode {
 	SHCA_CMD_ALLOC_MW,
 	SHCA_CMD_ALLOC_DM,
 	SHCA_CMD_FREE_DM,
+	SHCA_CMD_MAP_ODP,
+	SHCA_CMD_INVALIDATE_ODP,
 	SHCA_CMD_NUM_OPCODES,
 };
 
@@ -578,11 +584,15 @@ struct shca_hw_srq_query {
  *	with rights of its own, that a BIND_MW WQE sets
  * @SHCA_MPT_DM: a range of one device memory allocation, zero-based:
  *	address 0 is its first byte; written by WRITE_MPT
+ * @SHCA_MPT_ODP: an on-demand paging page list, the device's own, whose
+ *	pages are absent until MAP_ODP makes them present; an access to an
+ *	absent page raises a page fault to the driver (shca_hw_odp.c)
  */
 enum shca_hw_mpt_type {
 	SHCA_MPT_DMA,
 	SHCA_MPT_PBL,
 	SHCA_MPT_DM,
+	SHCA_MPT_ODP,
 	SHCA_MPT_MW = 16,
 };
 
@@ -622,7 +632,8 @@ struct shca_hw_mw_alloc {
  * struct shca_hw_mpt_alloc - ALLOC_MPT parameters
  * @type: enum shca_hw_mpt_type
  * @pdn: protection domain
- * @max_pages: for PBL entries, the longest page list it will take
+ * @max_pages: for PBL entries, the longest page list it will take; for
+ *	ODP entries, the pages of the device's page list
  * @flags: SHCA_MPT_F_*
  */
 struct shca_hw_mpt_alloc {
@@ -705,6 +716,73 @@ struct shca_hw_mpt_rereg {
 	u32 page_shift;
 };
 
+/*
+ * On-demand paging: what the device pages on demand, by transport and
+ * operation (every access to memory goes through the same translation,
+ * so every one of them may fault).
+ */
+#define SHCA_ODP_CAP_SEND	BIT(0)
+#define SHCA_ODP_CAP_RECV	BIT(1)
+#define SHCA_ODP_CAP_WRITE	BIT(2)
+#define SHCA_ODP_CAP_READ	BIT(3)
+#define SHCA_ODP_CAP_ATOMIC	BIT(4)
+#define SHCA_ODP_CAP_SRQ_RECV	BIT(5)
+#define SHCA_ODP_RC_CAPS	(SHCA_ODP_CAP_SEND | SHCA_ODP_CAP_RECV | \
+				 SHCA_ODP_CAP_WRITE | SHCA_ODP_CAP_READ | \
+				 SHCA_ODP_CAP_ATOMIC | SHCA_ODP_CAP_SRQ_RECV)
+#define SHCA_ODP_UD_CAPS	(SHCA_ODP_CAP_SEND | SHCA_ODP_CAP_RECV | \
+				 SHCA_ODP_CAP_SRQ_RECV)
+
+/*
+ * MAP_ODP page entries: the kernel address of the page (aligned to the
+ * entry's page size) with the rights granted in the low bits, or 0 to
+ * leave a page as it is.
+ */
+#define SHCA_ODP_PAGE_READ	BIT_ULL(0)
+#define SHCA_ODP_PAGE_WRITE	BIT_ULL(1)
+#define SHCA_ODP_PAGE_RIGHTS	(SHCA_ODP_PAGE_READ | SHCA_ODP_PAGE_WRITE)
+
+/**
+ * struct shca_hw_odp_map - MAP_ODP parameters
+ * @key: the ODP entry's key
+ * @first: the first page, counted from the page that holds the entry's
+ *	first address
+ * @npages: pages in @pages
+ * @pages: one entry per page, SHCA_ODP_PAGE_* rights in the low bits
+ */
+struct shca_hw_odp_map {
+	u32 key;
+	u32 first;
+	u32 npages;
+	const u64 *pages;
+};
+
+/**
+ * struct shca_hw_odp_range - INVALIDATE_ODP parameters
+ * @key: the ODP entry's key
+ * @first: the first page, as for MAP_ODP
+ * @npages: pages; the range is cut to the entry's page list
+ */
+struct shca_hw_odp_range {
+	u32 key;
+	u32 first;
+	u32 npages;
+};
+
+/**
+ * struct shca_hw_odp_fault - a page fault the device raises to the driver
+ * @key: the ODP entry's key
+ * @first: the first absent page the access needs, as for MAP_ODP
+ * @npages: pages from there to the end of the access
+ * @write: the access writes, so the pages must be writable
+ */
+struct shca_hw_odp_fault {
+	u32 key;
+	u32 first;
+	u32 npages;
+	bool write;
+};
+
 /**
  * enum shca_hw_counter - what the device counts
  * @SHCA_CNT_DOORBELLS: doorbells rung
@@ -728,6 +806,8 @@ struct shca_hw_mpt_rereg {
  * @SHCA_CNT_EQ_OVERFLOW: EQ overflows
  * @SHCA_CNT_MCAST_TX: UD sends to a multicast group
  * @SHCA_CNT_MCAST_RX: multicast copies received into a receive WQE
+ * @SHCA_CNT_ODP_FAULTS: page faults raised on ODP entries
+ * @SHCA_CNT_ODP_INVALIDATIONS: INVALIDATE_ODP commands run
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -752,6 +832,8 @@ enum shca_hw_counter {
 	SHCA_CNT_EQ_OVERFLOW,
 	SHCA_CNT_MCAST_TX,
 	SHCA_CNT_MCAST_RX,
+	SHCA_CNT_ODP_FAULTS,
+	SHCA_CNT_ODP_INVALIDATIONS,
 	SHCA_CNT_NUM,
 };
 
@@ -781,6 +863,8 @@ enum shca_hw_counter {
  * @in.mw_alloc: for ALLOC_MW
  * @in.dm: for ALLOC_DM
  * @in.dm_addr: for FREE_DM: the allocation's address
+ * @in.odp_map: for MAP_ODP
+ * @in.odp_range: for INVALIDATE_ODP
  * @in.mgid: for ATTACH_MCAST and DETACH_MCAST: the group's GID, an IPv6
  *	multicast address (ff00::/8) or an IPv4-mapped one (224.0.0.0/4)
  * @out: results, by opcode
@@ -825,6 +909,8 @@ struct shca_hw_cmd {
 		struct shca_hw_dm_alloc dm;
 		u64 dm_addr;
 		struct shca_hw_mw_alloc mw_alloc;
+		struct shca_hw_odp_map odp_map;
+		struct shca_hw_odp_range odp_range;
 		u8 mgid[SHCA_HW_GID_LEN];
 	} in;
 	union {

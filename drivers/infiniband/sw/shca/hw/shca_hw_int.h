@@ -149,6 +149,7 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  *	window's @iova and @length are its range in @mr's address space
  * @dm: for DM entries, the allocation the entry maps, once written
  * @dm_kaddr: for DM entries, the kernel address of the entry's address 0
+ * @odp: for ODP entries, the paging state (shca_hw_odp.c)
  */
 struct shca_hw_mpt {
 	refcount_t ref;
@@ -174,6 +175,7 @@ struct shca_hw_mpt {
 	struct shca_hw_mpt *mr;
 	struct shca_hw_dm_range *dm;
 	u8 *dm_kaddr;
+	struct shca_hw_odp *odp;
 };
 
 /**
@@ -429,6 +431,8 @@ struct shca_hw_mcg {
  * @port_ev: the port's events in the EQ
  * @irq_handler: the driver's handler for the vector
  * @irq_ctx: its argument
+ * @odp_handler: the driver's page fault handler (shca_hw_odp.c)
+ * @odp_ctx: its argument
  * @irq_work: runs the handler: the modeled MSI-X vector
  * @dm: the device memory, @caps->max_dm_size bytes, page-aligned and
  *	physically contiguous, so that a process can map it
@@ -483,6 +487,8 @@ struct shca_hw {
 	struct shca_hw_evsrc port_ev;
 	shca_hw_irq_handler_t irq_handler;
 	void *irq_ctx;
+	shca_hw_odp_fault_fn odp_handler;
+	void *odp_ctx;
 	struct work_struct irq_work;
 	u8 *dm;
 	unsigned long *dm_map;
@@ -584,9 +590,12 @@ static inline u32 shca_hw_key_index(u32 key)
  *	addresses; a re-registration meanwhile cannot move the bounds
  * @iova: the entry's first address when it was checked
  * @page_shift: its page size then
+ * @odp: the entry's paging state, when the segment holds its pages
+ *	present: an access in flight INVALIDATE_ODP waits out
  */
 struct shca_hw_mem_seg {
 	struct shca_hw_mpt *mpt;
+	struct shca_hw_odp *odp;
 	u64 addr;
 	const u64 *pbl;
 	u64 iova;
@@ -662,6 +671,21 @@ enum shca_hw_status shca_hw_dm_map(struct shca_hw *hw,
 				   struct shca_hw_mpt *mpt,
 				   const struct shca_hw_mpt_write *in);
 void shca_hw_dm_unmap(struct shca_hw_mpt *mpt);
+/* shca_hw_odp.c */
+/* An access retries at most this many faults before it fails. */
+#define SHCA_HW_ODP_MAX_FAULTS	16
+
+struct shca_hw_odp *shca_hw_odp_alloc(u32 npages);
+void shca_hw_odp_free(struct shca_hw_odp *odp);
+bool shca_hw_odp_check(struct shca_hw_mpt *mpt, u64 addr, u64 len,
+		       bool write, struct shca_hw_odp_fault *fault);
+const u64 *shca_hw_odp_pages(struct shca_hw_odp *odp);
+void shca_hw_odp_put(struct shca_hw_odp *odp);
+bool shca_hw_odp_fault(struct shca_hw *hw, const struct shca_hw_odp_fault *f);
+enum shca_hw_status shca_hw_odp_cmd(struct shca_hw *hw,
+				    struct shca_hw_cmd *cmd);
+struct shca_hw_mpt *shca_hw_mpt_lookup(struct shca_hw *hw, u32 key);
+void shca_hw_mpt_release(struct shca_hw_mpt *mpt);
 
 /* shca_hw_fabric.c */
 /* Where a message comes from, as the receiver's headers will say. */

@@ -6,7 +6,8 @@
  * A key is an MPT index shifted left by 8, plus an 8-bit tag the consumer
  * may change on each fast registration.  DMA entries translate kernel
  * addresses one to one (the device uses virtual DMA); PBL entries
- * translate through a page list.  Every access names a key and is checked
+ * translate through a page list; ODP entries through a page list of the
+ * device's own whose pages come and go (shca_hw_odp.c).  Every access names a key and is checked
  * against the entry's protection domain, rights and bounds before a byte
  * moves.  Lookups hold a reference that FREE_MPT waits out, and that
  * REREG_MPT waits out when it changes the translation.  Memory windows
@@ -54,6 +55,27 @@ void shca_hw_mpt_put(struct shca_hw_mpt *mpt)
 		wake_up_var(&mpt->ref);
 }
 
+/**
+ * shca_hw_mpt_lookup() - find an MPT entry by key and reference it
+ * @hw: the device
+ * @key: the key; only its index is looked up
+ *
+ * Return: the entry, to release with shca_hw_mpt_release(), or NULL.
+ */
+struct shca_hw_mpt *shca_hw_mpt_lookup(struct shca_hw *hw, u32 key)
+{
+	return shca_hw_mpt_get(hw, key);
+}
+
+/**
+ * shca_hw_mpt_release() - drop a reference shca_hw_mpt_lookup() took
+ * @mpt: the entry
+ */
+void shca_hw_mpt_release(struct shca_hw_mpt *mpt)
+{
+	shca_hw_mpt_put(mpt);
+}
+
 static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
 					     struct shca_hw_cmd *cmd)
 {
@@ -63,14 +85,22 @@ static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
 	int err;
 
 	if ((in->type != SHCA_MPT_DMA && in->type != SHCA_MPT_PBL &&
-	     in->type != SHCA_MPT_DM) ||
+	     in->type != SHCA_MPT_DM && in->type != SHCA_MPT_ODP) ||
 	    !in->pdn || in->pdn > hw->caps->max_pd ||
 	    (in->flags & ~SHCA_MPT_F_ALL) ||
-	    ((in->flags & SHCA_MPT_F_FAST_REG) && in->type != SHCA_MPT_PBL))
+	    ((in->flags & SHCA_MPT_F_FAST_REG) && in->type != SHCA_MPT_PBL) ||
+	    (in->type == SHCA_MPT_ODP && !in->max_pages))
 		return SHCA_HW_BAD_PARAM;
 	mpt = kzalloc(sizeof(*mpt), GFP_KERNEL_ACCOUNT);
 	if (!mpt)
 		return SHCA_HW_NO_RESOURCES;
+	if (in->type == SHCA_MPT_ODP) {
+		mpt->odp = shca_hw_odp_alloc(in->max_pages);
+		if (!mpt->odp) {
+			kfree(mpt);
+			return SHCA_HW_NO_RESOURCES;
+		}
+	}
 	refcount_set(&mpt->ref, 1);
 	spin_lock_init(&mpt->lock);
 	mpt->type = in->type;
@@ -81,6 +111,7 @@ static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
 				  XA_LIMIT(1, hw->caps->max_mr), &hw->next_mpt,
 				  GFP_KERNEL);
 	if (err < 0) {
+		shca_hw_odp_free(mpt->odp);
 		kfree(mpt);
 		return SHCA_HW_NO_RESOURCES;
 	}
@@ -123,12 +154,19 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 		  !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
 				  in->iova, in->length)))
 		status = SHCA_HW_BAD_PARAM;
+	/* An ODP entry is written once: its page list has its geometry. */
+	else if (mpt->type == SHCA_MPT_ODP &&
+		 (mpt->valid || in->pbl || in->npages != mpt->max_pages ||
+		  !shca_hw_pbl_ok(hw, shca_hw_odp_pages(mpt->odp),
+				  in->npages, in->page_shift, in->iova,
+				  in->length)))
+		status = SHCA_HW_BAD_PARAM;
 	if (status == SHCA_HW_OK) {
 		mpt->key = in->key;
 		mpt->access = in->access;
 		mpt->iova = in->iova;
 		mpt->length = in->length;
-		mpt->pbl = in->pbl;
+		mpt->pbl = mpt->odp ? shca_hw_odp_pages(mpt->odp) : in->pbl;
 		mpt->npages = in->npages;
 		mpt->page_shift = in->page_shift;
 		mpt->valid = true;
@@ -242,6 +280,7 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
 	if (mpt->type == SHCA_MPT_MW)
 		shca_hw_mw_unbind(mpt);
 	shca_hw_dm_unmap(mpt);
+	shca_hw_odp_free(mpt->odp);
 	kfree(mpt);
 	return SHCA_HW_OK;
 }
@@ -252,7 +291,8 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
  * @cmd: the command
  *
  * ALLOC_MPT, ALLOC_MW and WRITE_MPT run under the command mutex;
- * FREE_MPT takes it only to remove the entry, REREG_MPT only to rewrite it.
+ * FREE_MPT takes it only to remove the entry, REREG_MPT only to rewrite it
+ * (not an ODP entry's: its translation is the device's own).
  *
  * Return: the completion status.
  */
@@ -321,7 +361,7 @@ bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len)
 /**
  * shca_hw_mpt_seg() - describe a checked access to an entry as a segment
  * @mpt: the entry (a region, not a window); the caller's reference passes
- *	to @seg
+ *	to @seg, and so does its use of an ODP entry's pages
  * @addr: start, in the entry's address space
  * @len: bytes
  * @seg: the segment to fill
@@ -334,9 +374,11 @@ void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
 {
 	lockdep_assert_held(&mpt->lock);
 	seg->mpt = mpt;
+	seg->odp = mpt->odp;
 	seg->addr = addr;
 	seg->len = len;
-	seg->pbl = mpt->type == SHCA_MPT_PBL ? mpt->pbl : NULL;
+	seg->pbl = mpt->type == SHCA_MPT_PBL || mpt->type == SHCA_MPT_ODP ?
+		   mpt->pbl : NULL;
 	/* Device memory is contiguous: a kernel address at once. */
 	if (mpt->type == SHCA_MPT_DM)
 		seg->addr = (uintptr_t)(mpt->dm_kaddr + addr);
@@ -344,22 +386,42 @@ void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
 	seg->page_shift = mpt->page_shift;
 }
 
-/* Check an access and, if it is allowed, take the translation it used. */
-static bool shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn,
-			      u64 addr, u64 len, u32 access,
-			      struct shca_hw_mem_seg *seg)
+/* What shca_hw_mpt_check() found. */
+enum shca_hw_mpt_verdict {
+	SHCA_HW_MPT_OK,
+	SHCA_HW_MPT_DENIED,
+	SHCA_HW_MPT_FAULT,
+};
+
+/*
+ * Check an access and, if it is allowed, take the translation it used.
+ * An ODP entry's access whose pages are not all present fills in @fault.
+ * A window is not a region: shca_hw_mw_check() checks those.
+ */
+static enum shca_hw_mpt_verdict
+shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn, u64 addr,
+		  u64 len, u32 access, struct shca_hw_mem_seg *seg,
+		  struct shca_hw_odp_fault *fault)
 {
+	enum shca_hw_mpt_verdict v = SHCA_HW_MPT_DENIED;
+	bool write = access & (SHCA_ACCESS_LOCAL_WRITE |
+			       SHCA_ACCESS_REMOTE_WRITE |
+			       SHCA_ACCESS_REMOTE_ATOMIC);
 	unsigned long flags;
-	bool ok;
 
 	spin_lock_irqsave(&mpt->lock, flags);
-	ok = mpt->type != SHCA_MPT_MW && mpt->valid && mpt->key == key &&
-	     mpt->pdn == pdn && (mpt->access & access) == access &&
-	     shca_hw_mpt_covers(mpt, addr, len);
-	if (ok)
-		shca_hw_mpt_seg(mpt, addr, len, seg);
+	if (mpt->type == SHCA_MPT_MW || !mpt->valid || mpt->key != key ||
+	    mpt->pdn != pdn || (mpt->access & access) != access ||
+	    !shca_hw_mpt_covers(mpt, addr, len))
+		goto out;
+	v = SHCA_HW_MPT_FAULT;
+	if (mpt->odp && !shca_hw_odp_check(mpt, addr, len, write, fault))
+		goto out;
+	v = SHCA_HW_MPT_OK;
+	shca_hw_mpt_seg(mpt, addr, len, seg);
+out:
 	spin_unlock_irqrestore(&mpt->lock, flags);
-	return ok;
+	return v;
 }
 
 /**
@@ -371,6 +433,11 @@ static bool shca_hw_mpt_check(struct shca_hw_mpt *mpt, u32 key, u32 pdn,
  * @access: rights needed beyond local read: SHCA_ACCESS_LOCAL_WRITE or 0
  * @mem: filled in; release it with shca_hw_mem_release()
  *
+ * A page fault on an ODP entry releases what the list holds, waits for
+ * the driver's answer and starts over: no page is held while it waits,
+ * only a reference on the faulting entry.
+ * May sleep, for that.
+ *
  * Return: SHCA_CQE_OK, or SHCA_CQE_LOC_PROT_ERR with nothing held.
  */
 enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
@@ -378,9 +445,12 @@ enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
 					    u32 n, u32 access,
 					    struct shca_hw_mem *mem)
 {
+	struct shca_hw_odp_fault fault;
+	enum shca_hw_mpt_verdict v;
 	struct shca_hw_mpt *mpt;
-	u32 i;
+	u32 i, faults = 0;
 
+again:
 	mem->n = 0;
 	mem->total = 0;
 	for (i = 0; i < n; i++) {
@@ -389,9 +459,21 @@ enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
 		mpt = shca_hw_mpt_get(hw, sge[i].lkey);
 		if (!mpt)
 			goto err;
-		if (!shca_hw_mpt_check(mpt, sge[i].lkey, pdn, sge[i].addr,
-				       sge[i].length, access,
-				       &mem->seg[mem->n])) {
+		v = shca_hw_mpt_check(mpt, sge[i].lkey, pdn, sge[i].addr,
+				      sge[i].length, access,
+				      &mem->seg[mem->n], &fault);
+		if (v != SHCA_HW_MPT_OK) {
+			shca_hw_mem_release(mem);
+			/*
+			 * The entry stays referenced while the driver
+			 * handles the fault: FREE_MPT waits for it.
+			 */
+			if (v == SHCA_HW_MPT_FAULT &&
+			    ++faults <= SHCA_HW_ODP_MAX_FAULTS &&
+			    shca_hw_odp_fault(hw, &fault)) {
+				shca_hw_mpt_put(mpt);
+				goto again;
+			}
 			shca_hw_mpt_put(mpt);
 			goto err;
 		}
@@ -417,14 +499,20 @@ err:
  * @access: the SHCA_ACCESS_REMOTE_* right needed
  * @mem: filled in; release it with shca_hw_mem_release()
  *
+ * A page fault on an ODP entry waits for the driver's answer, as for
+ * shca_hw_mem_resolve().  May sleep, for that.
+ *
  * Return: true when the access is allowed.
  */
 bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qpn,
 				u32 qp_access, u32 rkey, u64 addr, u64 len,
 				u32 access, struct shca_hw_mem *mem)
 {
+	struct shca_hw_odp_fault fault;
+	enum shca_hw_mpt_verdict v;
 	struct shca_hw_mpt *mpt;
 	bool ok;
+	u32 faults = 0;
 
 	mem->n = 0;
 	mem->total = 0;
@@ -432,6 +520,7 @@ bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qpn,
 		goto err;
 	if (!len)
 		return true;
+again:
 	mpt = shca_hw_mpt_get(hw, rkey);
 	if (!mpt)
 		goto err;
@@ -442,11 +531,22 @@ bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qpn,
 		shca_hw_mpt_put(mpt);
 		if (!ok)
 			goto err;
-	} else if (!shca_hw_mpt_check(mpt, rkey, pdn, addr, len, access,
-				      &mem->seg[0])) {
+		goto done;
+	}
+	v = shca_hw_mpt_check(mpt, rkey, pdn, addr, len, access,
+			      &mem->seg[0], &fault);
+	if (v != SHCA_HW_MPT_OK) {
+		/* Referenced while the driver handles the fault. */
+		if (v == SHCA_HW_MPT_FAULT &&
+		    ++faults <= SHCA_HW_ODP_MAX_FAULTS &&
+		    shca_hw_odp_fault(hw, &fault)) {
+			shca_hw_mpt_put(mpt);
+			goto again;
+		}
 		shca_hw_mpt_put(mpt);
 		goto err;
 	}
+done:
 	mem->n = 1;
 	mem->total = len;
 	return true;
@@ -522,6 +622,7 @@ void shca_hw_mem_inline(struct shca_hw_mem *mem, const void *buf, u32 len)
 	mem->n = len ? 1 : 0;
 	mem->total = len;
 	mem->seg[0].mpt = NULL;
+	mem->seg[0].odp = NULL;
 	mem->seg[0].addr = (uintptr_t)buf;
 	mem->seg[0].len = len;
 	mem->seg[0].pbl = NULL;
@@ -535,9 +636,12 @@ void shca_hw_mem_release(struct shca_hw_mem *mem)
 {
 	u32 i;
 
-	for (i = 0; i < mem->n; i++)
+	for (i = 0; i < mem->n; i++) {
+		if (mem->seg[i].odp)
+			shca_hw_odp_put(mem->seg[i].odp);
 		if (mem->seg[i].mpt)
 			shca_hw_mpt_put(mem->seg[i].mpt);
+	}
 	mem->n = 0;
 	mem->total = 0;
 }

@@ -115,12 +115,14 @@ static struct shca_hw_mpt *shca_hw_mw_detach(struct shca_hw_mpt *mw)
 
 /*
  * Whether @mr, its lock held, takes a window of @rights over
- * [addr, addr + len) for a QP of @pdn.
+ * [addr, addr + len) for a QP of @pdn.  An ODP region takes none: an
+ * access through a window finds its region's pages present, always.
  */
 static bool shca_hw_mw_region_ok(const struct shca_hw_mpt *mr, u32 key,
 				 u32 pdn, u64 addr, u64 len, u32 rights)
 {
-	return mr->type != SHCA_MPT_MW && mr->valid && !mr->dying &&
+	return mr->type != SHCA_MPT_MW && mr->type != SHCA_MPT_ODP &&
+	       mr->valid && !mr->dying &&
 	       mr->key == key && mr->pdn == pdn &&
 	       (mr->access & SHCA_ACCESS_MW_BIND) &&
 	       (!(rights & (SHCA_ACCESS_REMOTE_WRITE |
