@@ -25,9 +25,6 @@
 
 #include "shca.h"
 
-/* <rdma/shca-abi.h> spells the driver namespace out for userspace. */
-static_assert(SHCA_IB_ID_DRIVER_NS == 1U << UVERBS_ID_NS_SHIFT);
-
 /* What a DM MR may grant: the rest (windows, flush, ODP) it cannot. */
 #define SHCA_DM_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
