@@ -144,6 +144,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_mr = shca_alloc_mr,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.alloc_xrcd = shca_alloc_xrcd,
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
@@ -153,6 +154,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
+	.dealloc_xrcd = shca_dealloc_xrcd,
 	.del_gid = shca_del_gid,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
@@ -199,6 +201,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, shca_xrcd, ibxrcd),
 };
 
 static struct shca_dev *shca_find_by_ndev(const struct net_device *ndev)

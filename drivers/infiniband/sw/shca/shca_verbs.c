@@ -133,7 +133,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 * invalidation, RNR NAKs from an RC responder with no receive
 	 * posted, a PORT_ACTIVE event when the link comes up, SRQ resize
 	 * (IB_SRQ_MAX_WR), the system image GUID above, RDMA FLUSH of both
-	 * placement types and atomic write.  No memory windows or SG_GAPS
+	 * placement types, atomic write and XRC.  No memory windows or SG_GAPS
 	 * MRs.
 	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
@@ -143,7 +143,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_FLUSH_GLOBAL |
 				 IB_DEVICE_FLUSH_PERSISTENT |
-				 IB_DEVICE_ATOMIC_WRITE;
+				 IB_DEVICE_ATOMIC_WRITE |
+				 IB_DEVICE_XRC;
 	/*
 	 * No local DMA lkey (ib_core gives each PD a DMA MR instead) and no
 	 * IB_MR_TYPE_SG_GAPS: map_mr_sg() maps an SG list up to its first
