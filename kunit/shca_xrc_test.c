@@ -180,6 +180,7 @@ static void xrc_send(struct xrc_env *e, struct ib_qp *ini, u32 srqn,
 	w->sge[0].length = XRC_MSG;
 	w->sge[0].lkey = e->pd->local_dma_lkey;
 	shca_wq_produce(&qp->sq, wr_id);
+	/* The WQE must be visible before the index that names it. */
 	smp_store_release(&qp->dbrec->sq_pi, qp->sq.pi);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	shca_hw_ring_sq(to_shca_dev(ini->device)->hw, qp->qpn);

@@ -14,8 +14,7 @@
 
 #include "shca.h"
 
-static struct shca_srq **shca_xsrq_slot(struct shca_context *ctx,
-					 uint32_t srqn)
+static struct shca_srq **shca_xsrq_slot(struct shca_context *ctx, uint32_t srqn)
 {
 	return &ctx->xsrq_table[srqn % SHCA_XSRQ_TABLE_SIZE];
 }

@@ -470,11 +470,12 @@ static bool shca_cqe_to_wc(struct shca_qp *qp, const struct shca_hw_cqe *cqe,
 {
 	struct shca_srq *srq = qp->ibqp.srq ? to_shca_srq(qp->ibqp.srq) : NULL;
 	bool xrc = cqe->flags & SHCA_CQE_F_XRC;
+	bool tgt = qp->ibqp.qp_type == IB_QPT_XRC_TGT;
 	struct shca_cqe_wc c;
 	bool ok;
 
 	/* An XRC target QP's receive names the XRC SRQ it came from. */
-	if (xrc != (qp->ibqp.qp_type == IB_QPT_XRC_TGT))
+	if (xrc != tgt)
 		return false;
 	if (xrc) {
 		srq = shca_xrc_srq_get(to_shca_dev(qp->ibqp.device),
