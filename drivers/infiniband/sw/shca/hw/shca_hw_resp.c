@@ -75,7 +75,8 @@ static bool shca_hw_resp_accepts(struct shca_hw_qp *qp,
 	if (qp->fenced || (st != SHCA_QPS_RTR && st != SHCA_QPS_RTS &&
 			   st != SHCA_QPS_SQD && st != SHCA_QPS_SQE))
 		return false;
-	if (ud != src_ud)
+	/* An XRC initiator has nothing to receive with. */
+	if (ud != src_ud || qp->type == SHCA_QPT_XRC_INI)
 		return false;
 	/* An XRC target QP takes messages from an XRC initiator only. */
 	if (!ud && qp->type != m->src_qp->type &&
