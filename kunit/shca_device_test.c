@@ -51,7 +51,8 @@ static void shca_test_device_answers_from_caps(struct kunit *test)
 				    IB_DEVICE_FLUSH_PERSISTENT |
 				    IB_DEVICE_ATOMIC_WRITE |
 				    IB_DEVICE_MEM_WINDOW |
-				    IB_DEVICE_MEM_WINDOW_TYPE_2B),
+				    IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				    IB_DEVICE_XRC),
 			attr.device_cap_flags);
 	KUNIT_EXPECT_EQ(test, (u64)IBK_ALLOW_USER_UNREG, attr.kernel_cap_flags);
 	KUNIT_EXPECT_NE(test, 0ULL, be64_to_cpu(attr.sys_image_guid));

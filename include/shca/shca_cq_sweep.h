@@ -22,10 +22,12 @@
 #endif
 
 /*
- * Called for each removed receive CQE that names an SRQ slot: the slot's
- * WQE was consumed by a QP that is gone, and goes back to the SRQ.
+ * Called for each removed receive CQE that names an SRQ slot
+ * (@cqe->wqe_idx): the slot's WQE was consumed by a QP that is gone, and
+ * goes back to the SRQ; for an XRC receive, the SRQ the CQE names
+ * (shca_cqe_xrc_srqn()).
  */
-typedef void (*shca_sweep_srq_fn)(void *ctx, __u32 slot);
+typedef void (*shca_sweep_srq_fn)(void *ctx, const struct shca_hw_cqe *cqe);
 
 /* Whether the device has published the CQE at index @idx. */
 static inline int shca_cqe_published(const struct shca_hw_cqe *ring,
@@ -95,7 +97,7 @@ static inline __u32 shca_sweep_cq_ring(struct shca_hw_cqe *ring,
 		cqe = &ring[(ci + n) & mask];
 		if (cqe->qpn == qpn) {
 			if (srq_fn && shca_cqe_is_srq_recv(cqe))
-				srq_fn(srq_ctx, cqe->wqe_idx);
+				srq_fn(srq_ctx, cqe);
 			removed++;
 		} else if (removed) {
 			memcpy(&ring[(ci + n + removed) & mask], cqe,

@@ -133,8 +133,9 @@ static inline void shca_cqe_decode(const struct shca_hw_cqe *cqe,
 	wc->qpn = cqe->qpn;
 	wc->src_qp = cqe->src_qp;
 	wc->imm_inv = cqe->imm_inv;
-	wc->sl = cqe->sl;
-	wc->net_type = cqe->net_type;
+	/* An XRC receive has the SRQ number where these would be. */
+	wc->sl = cqe->flags & SHCA_CQE_F_XRC ? 0 : cqe->sl;
+	wc->net_type = cqe->flags & SHCA_CQE_F_XRC ? 0 : cqe->net_type;
 	wc->timestamp = shca_cqe_timestamp(cqe);
 	wc->wc_flags = (cqe->flags & SHCA_CQE_F_IMM ? SHCA_WC_F_IMM : 0) |
 		       (cqe->flags & SHCA_CQE_F_INV ? SHCA_WC_F_INV : 0) |

@@ -17,6 +17,12 @@
 
 #include "shca_dp_sync.h"
 
+/* The XRC SRQ an XRC receive CQE (SHCA_CQE_F_XRC) names. */
+static inline __u32 shca_cqe_xrc_srqn(const struct shca_hw_cqe *cqe)
+{
+	return cqe->net_type | (__u32)cqe->sl << 8;
+}
+
 /**
  * struct shca_wq - the consumer's side of a send or receive queue
  * @ring: the WQEs

@@ -3,9 +3,10 @@
  * libshca: the rdma-core provider of shca devices.
  *
  * Lock order, outermost first: a CQ's lock (two CQs: lower CQN first),
- * the context's QP table lock, then an SQ, RQ or SRQ lock.  An object
- * created on a parent domain with a thread domain takes none of its own
- * locks (shca_lock()): the application promised one thread uses it.
+ * the context's QP table lock or its XRC SRQ table lock, then an SQ, RQ
+ * or SRQ lock.  An object created on a parent domain with a thread domain
+ * takes none of its own locks (shca_lock()): the application promised one
+ * thread uses it.
  */
 #ifndef SHCA_PROVIDER_H
 #define SHCA_PROVIDER_H
@@ -43,6 +44,7 @@ struct shca_device {
 };
 
 #define SHCA_QP_TABLE_SIZE	256
+#define SHCA_XSRQ_TABLE_SIZE	64
 
 /*
  * The resource types a parent domain's allocator is asked for, one per
@@ -90,12 +92,18 @@ struct shca_pd {
 	uint32_t pdn;			/* an imported PD's number */
 };
 
+/*
+ * The XRC SRQ table: XRC receive CQEs name their SRQ by number
+ * (shca_cqe_xrc_srqn()), not by a QP of this process.
+ */
 struct shca_context {
 	struct verbs_context ibv_ctx;
 	struct shca_alloc_ucontext_resp caps;
 	pthread_mutex_t qp_lock;	/* guards qp_table */
 	pthread_cond_t qp_gone;		/* a QP left qp_table */
 	struct shca_qp *qp_table[SHCA_QP_TABLE_SIZE];
+	pthread_mutex_t xsrq_lock;	/* guards xsrq_table */
+	struct shca_srq *xsrq_table[SHCA_XSRQ_TABLE_SIZE];
 };
 
 /*
@@ -141,6 +149,8 @@ struct shca_srq {
 	__u64 *wrid;
 	void *map;
 	size_t map_len;
+	uint32_t srqn;
+	struct shca_srq *xnext;		/* an XRC SRQ's, in xsrq_table */
 };
 
 /*
@@ -163,6 +173,7 @@ struct shca_qp {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
+	int xrc_created;		/* an XRC target QP this process made */
 	/* the ibv_wr_* batch in progress, under sq_lock */
 	struct shca_hw_send_wqe *cur;
 	uint32_t wr_start_pi;
@@ -225,6 +236,11 @@ struct shca_ucmd_create_srq {
 struct shca_uresp_create_srq {
 	struct ib_uverbs_create_srq_resp ibv_resp;
 	struct shca_create_srq_resp drv;
+};
+
+struct shca_ucmd_create_xsrq {
+	struct ibv_create_xsrq ibv_cmd;
+	struct shca_create_srq_cmd drv;
 };
 
 struct shca_ucmd_modify_srq {
@@ -290,6 +306,11 @@ static inline struct shca_srq *to_ssrq(struct ibv_srq *ibsrq)
 	return container_of(ibsrq, struct shca_srq, vsrq.srq);
 }
 
+static inline struct verbs_xrcd *to_vxrcd(struct ibv_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct verbs_xrcd, xrcd);
+}
+
 static inline struct shca_ah *to_sah(struct ibv_ah *ibah)
 {
 	return container_of(ibah, struct shca_ah, ibv_ah);
@@ -331,6 +352,7 @@ static inline uint32_t shca_qp_svc(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return SHCA_WQE_SVC_RC;
 	case IBV_QPT_UC:
 		return SHCA_WQE_SVC_UC;
@@ -373,6 +395,8 @@ int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited);
 void shca_qp_sweep(struct shca_qp *qp, int forget);
+void shca_xrc_tgt_sweep(struct shca_context *ctx, struct verbs_xrcd *xrcd,
+			uint32_t qpn);
 
 /* shca_qp.c */
 struct shca_qp *shca_qp_lookup(struct shca_context *ctx, uint32_t qpn);
@@ -385,6 +409,8 @@ int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init);
 int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask);
 int shca_destroy_qp(struct ibv_qp *ibqp);
+struct ibv_qp *shca_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr);
 
 /* shca_srq.c */
 struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
@@ -393,7 +419,14 @@ int shca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int mask);
 int shca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int shca_destroy_srq(struct ibv_srq *ibsrq);
-void shca_srq_put_slot(void *ctx, uint32_t slot);
+struct ibv_srq *shca_create_srq_ex(struct ibv_context *ibctx,
+				   struct ibv_srq_init_attr_ex *attr);
+int shca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+struct shca_srq *shca_xsrq_lookup(struct shca_context *ctx, uint32_t srqn);
+struct ibv_xrcd *shca_open_xrcd(struct ibv_context *ibctx,
+				struct ibv_xrcd_init_attr *attr);
+int shca_close_xrcd(struct ibv_xrcd *ibxrcd);
+void shca_srq_put_slot(void *ctx, const struct shca_hw_cqe *cqe);
 __u64 shca_srq_take_slot(void *ctx, uint32_t slot);
 
 /* shca_post.c */

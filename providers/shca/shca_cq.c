@@ -201,6 +201,18 @@ static int shca_cq_take(struct shca_cq *cq, struct shca_qp **qp,
 		if (!shca_cqe_published(cq->ring, cq->log_depth, cq->ci))
 			return 0;
 		cqe = &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
+		if (cqe->flags & SHCA_CQE_F_XRC) {
+			/* An XRC target QP's receive: its SRQ is named. */
+			struct shca_srq *srq =
+				shca_xsrq_lookup(ctx, shca_cqe_xrc_srqn(cqe));
+
+			cq->ci++;
+			if (srq && shca_cqe_is_recv(cqe) &&
+			    shca_cqe_complete(cqe, NULL, NULL,
+					      shca_srq_take_slot, srq, c))
+				return 1;
+			continue;
+		}
 		if (!*qp || (*qp)->vqp.qp.qp_num != cqe->qpn)
 			*qp = shca_qp_lookup(ctx, cqe->qpn);
 		q = *qp;
@@ -456,6 +468,58 @@ int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited)
 	return ibv_cmd_req_notify_cq(ibcq, solicited);
 }
 
+/* A swept XRC receive: its slot goes back to the SRQ the CQE names. */
+static void shca_xrc_put_slot(void *ctx, const struct shca_hw_cqe *cqe)
+{
+	struct shca_srq *srq = shca_xsrq_lookup(ctx, shca_cqe_xrc_srqn(cqe));
+
+	if (srq && (cqe->flags & SHCA_CQE_F_XRC))
+		shca_srq_put_slot(srq, cqe);
+}
+
+/*
+ * The kernel has fenced an XRC target QP: sweep its CQEs out of the CQ of
+ * every XRC SRQ of @xrcd this process has, one CQ at a time under its
+ * poll lock.  The CQs are gathered first, since a poll takes the SRQ
+ * table lock under a CQ's lock; a CQ outlives the XRC SRQs that use it
+ * (the kernel refuses its destroy meanwhile).
+ */
+void shca_xrc_tgt_sweep(struct shca_context *ctx, struct verbs_xrcd *xrcd,
+			uint32_t qpn)
+{
+	struct shca_cq **cqs = NULL, **more;
+	size_t n = 0, i;
+	struct shca_srq *srq;
+	uint32_t slot;
+
+	pthread_mutex_lock(&ctx->xsrq_lock);
+	for (slot = 0; slot < SHCA_XSRQ_TABLE_SIZE; slot++) {
+		for (srq = ctx->xsrq_table[slot]; srq; srq = srq->xnext) {
+			if (srq->vsrq.xrcd != xrcd)
+				continue;
+			more = realloc(cqs, (n + 1) * sizeof(*cqs));
+			if (!more)
+				continue;
+			cqs = more;
+			cqs[n++] = to_scq(srq->vsrq.cq);
+		}
+	}
+	pthread_mutex_unlock(&ctx->xsrq_lock);
+	for (i = 0; i < n; i++) {
+		uint32_t k;
+
+		pthread_spin_lock(&cqs[i]->lock);
+		k = shca_sweep_cq_ring(cqs[i]->ring, cqs[i]->log_depth,
+				       cqs[i]->ci, qpn, shca_xrc_put_slot, ctx);
+		if (k) {
+			cqs[i]->ci += k;
+			store_release(&cqs[i]->dbrec->ci, cqs[i]->ci);
+		}
+		pthread_spin_unlock(&cqs[i]->lock);
+	}
+	free(cqs);
+}
+
 /* Both CQs of a QP (or the one) locked, lower CQN first. */
 static void shca_lock_cqs(struct shca_cq *a, struct shca_cq *b)
 {
@@ -498,7 +562,10 @@ static void shca_sweep_cq(struct shca_cq *cq, uint32_t qpn,
 void shca_qp_sweep(struct shca_qp *qp, int forget)
 {
 	struct shca_cq *scq = to_scq(qp->vqp.qp.send_cq);
-	struct shca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+	/* An XRC initiator QP has no receive CQ, whatever it was given. */
+	struct shca_cq *rcq = qp->vqp.qp.recv_cq &&
+			      qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND ?
+			      to_scq(qp->vqp.qp.recv_cq) : scq;
 	struct shca_srq *srq = qp->vqp.qp.srq ? to_ssrq(qp->vqp.qp.srq) : NULL;
 
 	shca_lock_cqs(scq, rcq);

@@ -104,6 +104,41 @@ static int shca_query_rt_values(struct ibv_context *ibctx,
 	return 0;
 }
 
+/* --- XRC domains: the kernel's objects, no driver data ----------------- */
+
+struct ibv_xrcd *shca_open_xrcd(struct ibv_context *ibctx,
+				struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct ibv_open_xrcd cmd;
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+	ret = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int shca_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = to_vxrcd(ibxrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (ret)
+		return ret;
+	free(xrcd);
+	return 0;
+}
+
 static int shca_query_port(struct ibv_context *ibctx, uint8_t port,
 			   struct ibv_port_attr *attr)
 {
@@ -239,12 +274,14 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_td = shca_alloc_td,
 	.attach_mcast = shca_attach_mcast,
 	.bind_mw = shca_bind_mw,
+	.close_xrcd = shca_close_xrcd,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_cq_ex = shca_create_cq_ex,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
 	.create_srq = shca_create_srq,
+	.create_srq_ex = shca_create_srq_ex,
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_td = shca_dealloc_td,
@@ -256,11 +293,14 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.detach_mcast = shca_detach_mcast,
 	.free_context = shca_free_context,
 	.free_dm = shca_free_dm,
+	.get_srq_num = shca_get_srq_num,
 	.import_dm = shca_import_dm,
 	.import_mr = shca_import_mr,
 	.import_pd = shca_import_pd,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
+	.open_qp = shca_open_qp,
+	.open_xrcd = shca_open_xrcd,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
@@ -297,6 +337,7 @@ static int shca_context_init(struct shca_context *ctx,
 	ctx->caps = *caps;
 	pthread_mutex_init(&ctx->qp_lock, NULL);
 	pthread_cond_init(&ctx->qp_gone, NULL);
+	pthread_mutex_init(&ctx->xsrq_lock, NULL);
 	verbs_set_ops(&ctx->ibv_ctx, &shca_ctx_ops);
 	return 0;
 }
@@ -360,6 +401,7 @@ static void shca_free_context(struct ibv_context *ibctx)
 
 	pthread_cond_destroy(&ctx->qp_gone);
 	pthread_mutex_destroy(&ctx->qp_lock);
+	pthread_mutex_destroy(&ctx->xsrq_lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }

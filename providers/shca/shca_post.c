@@ -72,6 +72,8 @@ static int shca_build_send(struct shca_qp *qp, struct shca_hw_send_wqe *w,
 	default:
 		break;
 	}
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah)
 			return EINVAL;
@@ -92,6 +94,11 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct shca_hw_send_wqe *w;
 	int posted = 0, err = 0;
 
+	/* An XRC target QP has no send queue. */
+	if (!qp->sq.wrid) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	shca_lock(qp->single_threaded, &qp->sq_lock);
 	if (!shca_can_send(qp))
 		err = EINVAL;
@@ -128,7 +135,8 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct shca_qp *qp = to_sqp(ibqp);
 	int posted = 0, err = 0;
 
-	if (ibqp->srq) {
+	/* An SRQ takes the receives, or the QP has no receive queue. */
+	if (ibqp->srq || !qp->rq.wrid) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

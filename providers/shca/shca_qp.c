@@ -126,12 +126,73 @@ static uint64_t shca_send_ops(enum ibv_qp_type type)
 	uint64_t flags = 0;
 	size_t i;
 
-	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD)
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD &&
+	    type != IBV_QPT_XRC_SEND)
 		return 0;
 	for (i = 0; i < ARRAY_SIZE(ops); i++)
 		if (shca_wqe_op_ok(shca_qp_svc(type), ops[i].opcode))
 			flags |= ops[i].flag;
 	return flags;
+}
+
+/*
+ * An XRC target QP is the kernel's: no rings, no driver data, and its
+ * receives complete in the CQs of the XRC SRQs they name.
+ */
+static struct ibv_qp *shca_create_xrc_tgt(struct ibv_context *ibctx,
+					  struct ibv_qp_init_attr_ex *attr)
+{
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ibv_create_qp cmd = {};
+	struct shca_qp *qp;
+	int ret;
+
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+				   &resp, sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	qp->state = IBV_QPS_RESET;
+	qp->xrc_created = 1;
+	memset(&attr->cap, 0, sizeof(attr->cap));
+	return &qp->vqp.qp;
+}
+
+struct ibv_qp *shca_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ibv_open_qp cmd = {};
+	struct shca_qp *qp;
+	int ret;
+
+	if ((attr->comp_mask & IBV_QP_OPEN_ATTR_TYPE) &&
+	    attr->qp_type != IBV_QPT_XRC_RECV) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	qp->state = IBV_QPS_UNKNOWN;
+	return &qp->vqp.qp;
 }
 
 struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
@@ -145,10 +206,25 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	uint32_t mask;
 	int ret;
 
+	if (attr->qp_type == IBV_QPT_XRC_RECV &&
+	    !(attr->comp_mask & ~(IBV_QP_INIT_ATTR_XRCD |
+				  IBV_QP_INIT_ATTR_CREATE_FLAGS)) &&
+	    (!(attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
+	     !attr->create_flags))
+		return shca_create_xrc_tgt(ibctx, attr);
+	/*
+	 * An initiator sends only: no SRQ.  A receive CQ is ignored, as the
+	 * kernel ignores it (rdma-core's own tests pass one).
+	 */
+	if (attr->qp_type == IBV_QPT_XRC_SEND && attr->srq) {
+		errno = EINVAL;
+		return NULL;
+	}
 	/* No create flags are supported: the mask may name none. */
 	if ((attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
 				 IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    attr->qp_type == IBV_QPT_XRC_RECV ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -198,7 +274,7 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 			   resp.drv.sq_log_depth, qp->map);
 	if (ret)
 		goto err_destroy;
-	if (!attr->srq) {
+	if (!attr->srq && attr->qp_type != IBV_QPT_XRC_SEND) {
 		ret = shca_wq_init(qp, &qp->rq, &qp->rq_lock,
 				   SHCA_RES_TYPE_RQ_WRID,
 				   resp.drv.rq_log_depth,
@@ -214,7 +290,10 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	attr->cap.max_send_wr = 1U << resp.drv.sq_log_depth;
 	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_inline_data = qp->max_inline;
-	if (!attr->srq) {
+	if (attr->qp_type == IBV_QPT_XRC_SEND) {
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
+	} else if (!attr->srq) {
 		attr->cap.max_recv_wr = 1U << resp.drv.rq_log_depth;
 		attr->cap.max_recv_sge = qp->max_recv_sge;
 	}
@@ -278,7 +357,12 @@ int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (ret || !(mask & IBV_QP_STATE))
 		return ret;
 	__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
-	if (attr->qp_state == IBV_QPS_RESET) {
+	if (attr->qp_state == IBV_QPS_RESET &&
+	    ibqp->qp_type == IBV_QPT_XRC_RECV) {
+		/* The target QP is fenced: none of its CQEs stays queued. */
+		shca_xrc_tgt_sweep(to_sctx(ibqp->context), qp->vqp.xrcd,
+				   ibqp->qp_num);
+	} else if (attr->qp_state == IBV_QPS_RESET) {
 		/* Fenced by the kernel: nothing of its past stays queued. */
 		shca_qp_sweep(qp, 0);
 		shca_qp_reset_queues(qp);
@@ -294,6 +378,17 @@ int shca_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	if (ibqp->qp_type == IBV_QPT_XRC_RECV) {
+		/*
+		 * A target QP this process made goes with its handle, unless
+		 * another process opened it; one opened here lives on.
+		 */
+		if (qp->xrc_created)
+			shca_xrc_tgt_sweep(to_sctx(ibqp->context),
+					   qp->vqp.xrcd, ibqp->qp_num);
+		free(qp);
+		return 0;
+	}
 	/* The device writes no more CQEs for the QP: sweep them. */
 	shca_qp_sweep(qp, 1);
 	munmap(qp->map, qp->map_len);

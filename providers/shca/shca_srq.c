@@ -44,11 +44,51 @@ static int shca_srq_tables(struct shca_srq *srq, uint32_t log,
 	return ENOMEM;
 }
 
-struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
-				struct ibv_srq_init_attr *attr)
+static struct shca_srq **shca_xsrq_slot(struct shca_context *ctx, uint32_t srqn)
 {
-	struct shca_uresp_create_srq resp = {};
-	struct shca_ucmd_create_srq cmd = {};
+	return &ctx->xsrq_table[srqn % SHCA_XSRQ_TABLE_SIZE];
+}
+
+/* The XRC SRQ of this process with number @srqn, or NULL. */
+struct shca_srq *shca_xsrq_lookup(struct shca_context *ctx, uint32_t srqn)
+{
+	struct shca_srq *srq;
+
+	pthread_mutex_lock(&ctx->xsrq_lock);
+	for (srq = *shca_xsrq_slot(ctx, srqn); srq; srq = srq->xnext)
+		if (srq->srqn == srqn)
+			break;
+	pthread_mutex_unlock(&ctx->xsrq_lock);
+	return srq;
+}
+
+static void shca_xsrq_insert(struct shca_context *ctx, struct shca_srq *srq)
+{
+	struct shca_srq **slot = shca_xsrq_slot(ctx, srq->srqn);
+
+	pthread_mutex_lock(&ctx->xsrq_lock);
+	srq->xnext = *slot;
+	*slot = srq;
+	pthread_mutex_unlock(&ctx->xsrq_lock);
+}
+
+static void shca_xsrq_remove(struct shca_context *ctx, struct shca_srq *srq)
+{
+	struct shca_srq **p;
+
+	pthread_mutex_lock(&ctx->xsrq_lock);
+	for (p = shca_xsrq_slot(ctx, srq->srqn); *p; p = &(*p)->xnext) {
+		if (*p == srq) {
+			*p = srq->xnext;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->xsrq_lock);
+}
+
+/* A new SRQ on @pd (a PD or a parent domain), its lock ready; or NULL. */
+static struct shca_srq *shca_srq_new(struct ibv_pd *pd)
+{
 	unsigned int custom = 0;
 	struct shca_pd *pdom;
 	struct shca_srq *srq;
@@ -64,39 +104,134 @@ struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 	srq->custom = custom;
 	srq->single_threaded = pdom && pdom->td;
 	ret = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		goto err_free;
-	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_lock;
-	srq->log_depth = resp.drv.log_depth;
-	srq->max_sge = resp.drv.max_sge;
-	srq->map_len = resp.drv.mmap_len;
-	srq->map = shca_map(pd->context, resp.drv.mmap_offset, srq->map_len);
+	if (ret) {
+		shca_srq_free(srq);
+		errno = ret;
+		return NULL;
+	}
+	return srq;
+}
+
+/* Map what the kernel created and set up the slots; an errno on failure. */
+static int shca_srq_setup(struct shca_srq *srq, struct ibv_context *ibctx,
+			  const struct shca_create_srq_resp *resp)
+{
+	int ret;
+
+	srq->srqn = resp->srqn;
+	srq->log_depth = resp->log_depth;
+	srq->max_sge = resp->max_sge;
+	srq->map_len = resp->mmap_len;
+	srq->map = shca_map(ibctx, resp->mmap_offset, srq->map_len);
 	ret = srq->map ? 0 : errno;
 	if (!ret)
 		ret = shca_srq_tables(srq, srq->log_depth, &srq->free_slots,
 				      &srq->wrid, &srq->custom);
 	if (ret)
-		goto err_destroy;
+		return ret;
 	srq->slots = srq->map;
-	srq->index_ring = (void *)((char *)srq->map + resp.drv.index_offset);
-	srq->dbrec = (void *)((char *)srq->map + resp.drv.dbrec_offset);
+	srq->index_ring = (void *)((char *)srq->map + resp->index_offset);
+	srq->dbrec = (void *)((char *)srq->map + resp->dbrec_offset);
 	srq->nr_free = shca_srq_slots_init(srq->free_slots, srq->log_depth);
 	srq->pi = load_acquire(&srq->dbrec->pi);
-	return &srq->vsrq.srq;
+	return 0;
+}
 
-err_destroy:
+/* Undo a create, the kernel's part too if @created; errno is @ret. */
+static void shca_srq_undo(struct shca_srq *srq, int created, int ret)
+{
 	if (srq->map)
 		munmap(srq->map, srq->map_len);
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-err_lock:
+	if (created)
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
 	pthread_spin_destroy(&srq->lock);
-err_free:
 	shca_srq_free(srq);
 	errno = ret;
-	return NULL;
+}
+
+struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr)
+{
+	struct shca_uresp_create_srq resp = {};
+	struct shca_ucmd_create_srq cmd = {};
+	struct shca_srq *srq;
+	int ret;
+
+	srq = shca_srq_new(pd);
+	if (!srq)
+		return NULL;
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		shca_srq_undo(srq, 0, ret);
+		return NULL;
+	}
+	ret = shca_srq_setup(srq, pd->context, &resp.drv);
+	if (ret) {
+		shca_srq_undo(srq, 1, ret);
+		return NULL;
+	}
+	return &srq->vsrq.srq;
+}
+
+/*
+ * A basic SRQ, or an XRC SRQ: in an XRC domain, with a CQ of its own, and
+ * a number initiators address (ibv_get_srq_num()).  No tag matching.
+ */
+struct ibv_srq *shca_create_srq_ex(struct ibv_context *ibctx,
+				   struct ibv_srq_init_attr_ex *attr)
+{
+	struct shca_uresp_create_srq resp = {};
+	struct shca_ucmd_create_xsrq cmd = {};
+	enum ibv_srq_type type = IBV_SRQT_BASIC;
+	struct shca_srq *srq;
+	int ret;
+
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
+		type = attr->srq_type;
+	if ((attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_TYPE |
+				 IBV_SRQ_INIT_ATTR_PD |
+				 IBV_SRQ_INIT_ATTR_XRCD |
+				 IBV_SRQ_INIT_ATTR_CQ)) ||
+	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != ibctx ||
+	    (type == IBV_SRQT_XRC &&
+	     (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
+	      !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = shca_srq_new(attr->pd);
+	if (!srq)
+		return NULL;
+	ret = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		shca_srq_undo(srq, 0, ret);
+		return NULL;
+	}
+	ret = shca_srq_setup(srq, ibctx, &resp.drv);
+	if (ret) {
+		shca_srq_undo(srq, 1, ret);
+		return NULL;
+	}
+	if (type == IBV_SRQT_XRC)
+		shca_xsrq_insert(to_sctx(ibctx), srq);
+	return &srq->vsrq.srq;
+}
+
+int shca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct shca_srq *srq = to_ssrq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->srqn;
+	return 0;
 }
 
 /* The depth the kernel gives a request for @max_wr WQEs. */
@@ -226,16 +361,19 @@ int shca_destroy_srq(struct ibv_srq *ibsrq)
 	ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;
+	if (srq->vsrq.srq_type == IBV_SRQT_XRC)
+		shca_xsrq_remove(to_sctx(ibsrq->context), srq);
 	munmap(srq->map, srq->map_len);
 	pthread_spin_destroy(&srq->lock);
 	shca_srq_free(srq);
 	return 0;
 }
 
-/* A CQE named @slot of the SRQ @ctx: it is free again (shca_sweep_srq_fn). */
-void shca_srq_put_slot(void *ctx, uint32_t slot)
+/* A swept CQE named a slot of the SRQ @ctx: it is free again (shca_sweep_srq_fn). */
+void shca_srq_put_slot(void *ctx, const struct shca_hw_cqe *cqe)
 {
 	struct shca_srq *srq = ctx;
+	uint32_t slot = cqe->wqe_idx;
 
 	shca_lock(srq->single_threaded, &srq->lock);
 	shca_srq_slot_put(srq->free_slots, &srq->nr_free, srq->log_depth, slot);

@@ -269,6 +269,14 @@ static void shca_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				remote_qkey);
 }
 
+static void shca_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct shca_qp *qp = qpx_to_sqp(qpx);
+
+	if (qp->cur)
+		qp->cur->xrc_srqn = remote_srqn;
+}
+
 /* The ibv_wr_* operations of what the QP takes (shca_wqe_op_ok()). */
 void shca_set_wr_ops(struct shca_qp *qp)
 {
@@ -283,6 +291,8 @@ void shca_set_wr_ops(struct shca_qp *qp)
 	qpx->wr_set_inline_data = shca_wr_set_inline_data;
 	qpx->wr_set_inline_data_list = shca_wr_set_inline_data_list;
 	qpx->wr_set_ud_addr = shca_wr_set_ud_addr;
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		qpx->wr_set_xrc_srqn = shca_wr_set_xrc_srqn;
 	if (shca_wqe_op_ok(svc, SHCA_WQE_SEND))
 		qpx->wr_send = shca_wr_send;
 	if (shca_wqe_op_ok(svc, SHCA_WQE_SEND_IMM))

@@ -33,9 +33,10 @@ struct slots {
 	uint32_t slot[64];
 };
 
-static void take_slot(void *ctx, uint32_t slot)
+static void take_slot(void *ctx, const struct shca_hw_cqe *cqe)
 {
 	struct slots *s = ctx;
+	uint32_t slot = cqe->wqe_idx;
 
 	if (s->n < 64)
 		s->slot[s->n++] = slot;

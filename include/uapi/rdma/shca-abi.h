@@ -403,7 +403,8 @@ struct shca_hw_av {
  * @rsvd: zero
  * @imm_inv: immediate data as the consumer gave it, or the key to invalidate
  * @inline_len: bytes in @inline_data
- * @rsvd2: zero
+ * @xrc_srqn: for an XRC initiator QP, the remote XRC SRQ the message is
+ *	for, carried in the packet's XRC extended header; zero otherwise
  * @rdma: RDMA and atomic operations
  * @rdma.remote_addr: target address, in the remote MR's address space
  * @rdma.rkey: the remote key
@@ -453,7 +454,7 @@ struct shca_hw_send_wqe {
 	__u8 rsvd;
 	__u32 imm_inv;
 	__u32 inline_len;
-	__u32 rsvd2;
+	__u32 xrc_srqn;
 	union {
 		struct {
 			__u64 remote_addr;
@@ -575,6 +576,12 @@ enum shca_hw_cqe_status {
 #define SHCA_CQE_F_INV		(1U << 1)	/* @imm_inv holds the invalidated key */
 #define SHCA_CQE_F_GRH		(1U << 2)	/* a 40-byte header leads the data */
 #define SHCA_CQE_F_SRQ		(1U << 3)	/* @wqe_idx names an SRQ slot */
+/*
+ * An XRC receive: @qpn is the XRC target QP, @src_qp the initiator, and
+ * the XRC SRQ whose slot @wqe_idx names is in @net_type (its low 8 bits)
+ * and @sl (its high 8 bits); SRQ numbers are below 65536.
+ */
+#define SHCA_CQE_F_XRC		(1U << 4)
 
 /**
  * enum shca_hw_net_type - the network header a UD receive carries
@@ -596,10 +603,12 @@ enum shca_hw_net_type {
  * @status: enum shca_hw_cqe_status
  * @byte_len: bytes transferred, for receives and reads
  * @imm_inv: immediate data or invalidated key, as @flags say
- * @src_qp: the sender's QP, for UD receives
+ * @src_qp: the sender's QP, for UD and XRC receives
  * @flags: SHCA_CQE_F_*
- * @net_type: enum shca_hw_net_type, with SHCA_CQE_F_GRH
- * @sl: service level
+ * @net_type: enum shca_hw_net_type, with SHCA_CQE_F_GRH; with
+ *	SHCA_CQE_F_XRC, the low byte of the XRC SRQ's number
+ * @sl: service level; with SHCA_CQE_F_XRC, the high byte of the XRC
+ *	SRQ's number
  * @timestamp: when the device wrote the CQE, on its free-running clock,
  *	which counts the nanoseconds of the kernel's CLOCK_MONOTONIC
  *	(query_device: hca_core_clock 1000000 kHz, all 64 bits in the

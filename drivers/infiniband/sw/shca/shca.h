@@ -148,6 +148,21 @@ struct shca_dm {
 };
 
 /**
+ * struct shca_xrcd - an XRC domain
+ * @ibxrcd: the ib_core object; first
+ * @xrcdn: the device's number for it
+ * @lock: guards @srqs
+ * @srqs: its XRC SRQs, by &shca_srq.xrc_node: the CQs an XRC target QP
+ *	of the domain may have completions in
+ */
+struct shca_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+	struct mutex lock;	/* guards srqs */
+	struct list_head srqs;
+};
+
+/**
  * struct shca_pd - a protection domain
  * @ibpd: the ib_core object; first, as INIT_RDMA_OBJ_SIZE requires
  * @pdn: the device's number for it
@@ -213,6 +228,8 @@ struct shca_cq {
  * @mmap: for a process's object, its buffer's mmap entry, which owns the
  *	buffer; else NULL
  * @user: a process's object: the process owns the rings and indices
+ * @xrcd: an XRC target QP's domain, as created (a kernel consumer's QP
+ *	has no ib_qp.xrcd)
  * @max_send_sge: SGEs per send
  * @max_recv_sge: SGEs per receive
  * @max_inline: inline bytes per send
@@ -236,6 +253,7 @@ struct shca_qp {
 	void *buf;
 	struct rdma_user_mmap_entry *mmap;
 	bool user;
+	struct shca_xrcd *xrcd;
 	u32 max_send_sge;
 	u32 max_recv_sge;
 	u32 max_inline;
@@ -280,8 +298,10 @@ struct shca_mcast {
  * @nr_free: entries on @free_slots
  * @wrid: the consumer's wr_id of each slot
  * @max_sge: SGEs per WQE
- * @ref: held by the interrupt handler while it calls into the consumer
+ * @ref: held by the interrupt handler while it calls into the consumer,
+ *	and by a poll that completes an XRC receive of the SRQ
  * @free: completed when @ref drops to zero
+ * @xrc_node: an XRC SRQ's entry on &shca_xrcd.srqs
  */
 struct shca_srq {
 	struct ib_srq ibsrq;
@@ -301,6 +321,7 @@ struct shca_srq {
 	u32 max_sge;
 	refcount_t ref;
 	struct completion free;
+	struct list_head xrc_node;
 };
 
 /**
@@ -356,6 +377,11 @@ to_shca_mmap_entry(struct rdma_user_mmap_entry *e)
 static inline struct shca_dm *to_shca_dm(struct ib_dm *ibdm)
 {
 	return container_of(ibdm, struct shca_dm, ibdm);
+}
+
+static inline struct shca_xrcd *to_shca_xrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct shca_xrcd, ibxrcd);
 }
 
 static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
@@ -423,6 +449,13 @@ u32 shca_access_to_hw(int ib_access);
 int shca_add_gid(const struct ib_gid_attr *attr, void **context);
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int shca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int shca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+void shca_xrc_srq_add(struct shca_srq *srq);
+void shca_xrc_srq_del(struct shca_srq *srq);
+struct shca_srq *shca_xrc_srq_get(struct shca_dev *sdev, u32 srqn);
+void shca_xrc_srq_put(struct shca_srq *srq);
+void shca_xrc_sweep_tgt(struct shca_qp *qp, bool forget);
 int shca_del_gid(const struct ib_gid_attr *attr, void **context);
 void shca_get_dev_fw_str(struct ib_device *ibdev, char *str);
 enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
@@ -478,6 +511,9 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 void shca_cq_sweep_qp(struct shca_qp *qp, bool forget);
+void shca_cq_sweep_one(struct shca_cq *cq, u32 qpn,
+		       void (*fn)(void *ctx, const struct shca_hw_cqe *cqe),
+		       void *ctx);
 #if IS_ENABLED(CONFIG_KUNIT)
 u32 shca_cq_sweep_ring(struct shca_hw_cqe *ring, u32 log_depth, u32 ci,
 		       u32 qpn, struct shca_srq *srq);

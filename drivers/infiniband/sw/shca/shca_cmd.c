@@ -295,6 +295,43 @@ int shca_cmd_dealloc_pd(struct shca_dev *sdev, u32 pdn)
 }
 
 /**
+ * shca_cmd_alloc_xrcd() - allocate an XRC domain number
+ * @sdev: the device
+ * @xrcdn: where to put it
+ *
+ * Return: 0, -ENOMEM when the device has none left, or another negative
+ * errno.
+ */
+int shca_cmd_alloc_xrcd(struct shca_dev *sdev, u32 *xrcdn)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_ALLOC_XRCD };
+	int err;
+
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err)
+		*xrcdn = cmd.out.num;
+	return err;
+}
+
+/**
+ * shca_cmd_dealloc_xrcd() - release an XRC domain number
+ * @sdev: the device
+ * @xrcdn: the number shca_cmd_alloc_xrcd() gave
+ *
+ * Return: 0, -EBUSY while an XRC SRQ or target QP is in the domain, or
+ * another negative errno.
+ */
+int shca_cmd_dealloc_xrcd(struct shca_dev *sdev, u32 xrcdn)
+{
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_DEALLOC_XRCD,
+		.in.xrcdn = xrcdn,
+	};
+
+	return shca_cmd_exec(sdev, &cmd);
+}
+
+/**
  * shca_cmd_create_eq() - hand the device its event queue ring
  * @sdev: the device
  * @ring: the ring, zeroed

@@ -44,6 +44,8 @@ int shca_cmd_query_counters(struct shca_dev *sdev,
 /* Protection domains */
 int shca_cmd_alloc_pd(struct shca_dev *sdev, u32 *pdn);
 int shca_cmd_dealloc_pd(struct shca_dev *sdev, u32 pdn);
+int shca_cmd_alloc_xrcd(struct shca_dev *sdev, u32 *xrcdn);
+int shca_cmd_dealloc_xrcd(struct shca_dev *sdev, u32 xrcdn);
 
 /* The event queue */
 int shca_cmd_create_eq(struct shca_dev *sdev, struct shca_hw_eqe *ring,

@@ -329,9 +329,9 @@ static struct shca_hw_cqe *shca_cq_next(struct shca_cq *cq)
 	return &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
 }
 
-static void shca_cq_sweep_srq_slot(void *srq, u32 slot)
+static void shca_cq_sweep_srq_slot(void *srq, const struct shca_hw_cqe *cqe)
 {
-	shca_srq_free_slot(srq, slot);
+	shca_srq_free_slot(srq, cqe->wqe_idx);
 }
 
 /**
@@ -357,16 +357,11 @@ VISIBLE_IF_KUNIT u32 shca_cq_sweep_ring(struct shca_hw_cqe *ring,
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_cq_sweep_ring);
 
-static void shca_cq_sweep(struct shca_dev *sdev, struct shca_cq *cq, u32 qpn,
-			  struct shca_srq *srq)
+/* @n CQEs of QP @qpn were swept from @cq: give the device their slots. */
+static void shca_cq_swept(struct shca_dev *sdev, struct shca_cq *cq, u32 qpn,
+			  u32 n)
 {
-	u32 n;
-
 	lockdep_assert_held(&cq->lock);
-	/* A process's CQ: libshca sweeps it, under its own poll lock. */
-	if (cq->user)
-		return;
-	n = shca_cq_sweep_ring(cq->ring, cq->log_depth, cq->ci, qpn, srq);
 	if (!n)
 		return;
 	cq->ci += n;
@@ -374,6 +369,45 @@ static void shca_cq_sweep(struct shca_dev *sdev, struct shca_cq *cq, u32 qpn,
 	smp_store_release(&cq->dbrec->ci, cq->ci);
 	atomic64_add(n, &sdev->drv_counters[SHCA_DRV_CNT_SWEPT]);
 	shca_dbg(sdev, "CQ %u: %u CQEs of QP %u swept\n", cq->cqn, n, qpn);
+}
+
+static void shca_cq_sweep(struct shca_dev *sdev, struct shca_cq *cq, u32 qpn,
+			  struct shca_srq *srq)
+{
+	lockdep_assert_held(&cq->lock);
+	/* A process's CQ: libshca sweeps it, under its own poll lock. */
+	if (cq->user)
+		return;
+	shca_cq_swept(sdev, cq, qpn,
+		      shca_cq_sweep_ring(cq->ring, cq->log_depth, cq->ci, qpn,
+					 srq));
+}
+
+/**
+ * shca_cq_sweep_one() - remove a fenced QP's CQEs from one CQ
+ * @cq: the CQ
+ * @qpn: the QP
+ * @fn: gives back the SRQ slot each removed SRQ receive names; or NULL
+ * @ctx: passed to @fn
+ *
+ * For an XRC target QP, whose receives complete in the CQs of the XRC
+ * SRQs they took WQEs from (shca_xrc_sweep_tgt()).  Takes the CQ's poll
+ * lock.
+ */
+void shca_cq_sweep_one(struct shca_cq *cq, u32 qpn,
+		       void (*fn)(void *ctx, const struct shca_hw_cqe *cqe),
+		       void *ctx)
+{
+	unsigned long flags;
+
+	/* A process's CQ: libshca sweeps it, under its own poll lock. */
+	if (cq->user)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	shca_cq_swept(to_shca_dev(cq->ibcq.device), cq, qpn,
+		      shca_sweep_cq_ring(cq->ring, cq->log_depth, cq->ci, qpn,
+					 fn, ctx));
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 /* Both CQs (or the one) locked: forget the QP if asked, and sweep. */
@@ -406,7 +440,9 @@ void shca_cq_sweep_qp(struct shca_qp *qp, bool forget)
 {
 	struct shca_dev *sdev = to_shca_dev(qp->ibqp.device);
 	struct shca_cq *scq = to_shca_cq(qp->ibqp.send_cq);
-	struct shca_cq *rcq = to_shca_cq(qp->ibqp.recv_cq);
+	/* An XRC initiator QP has no receive CQ. */
+	struct shca_cq *rcq = qp->ibqp.recv_cq ? to_shca_cq(qp->ibqp.recv_cq) :
+				 scq;
 	struct shca_srq *srq = qp->ibqp.srq ? to_shca_srq(qp->ibqp.srq) : NULL;
 	struct shca_cq *first = scq, *second = rcq;
 	unsigned long flags;
@@ -433,10 +469,25 @@ static bool shca_cqe_to_wc(struct shca_qp *qp, const struct shca_hw_cqe *cqe,
 			   struct ib_wc *wc)
 {
 	struct shca_srq *srq = qp->ibqp.srq ? to_shca_srq(qp->ibqp.srq) : NULL;
+	bool xrc = cqe->flags & SHCA_CQE_F_XRC;
+	bool tgt = qp->ibqp.qp_type == IB_QPT_XRC_TGT;
 	struct shca_cqe_wc c;
+	bool ok;
 
-	if (!shca_cqe_complete(cqe, &qp->sq, &qp->rq,
-			       srq ? shca_srq_take_slot : NULL, srq, &c))
+	/* An XRC target QP's receive names the XRC SRQ it came from. */
+	if (xrc != tgt)
+		return false;
+	if (xrc) {
+		srq = shca_xrc_srq_get(to_shca_dev(qp->ibqp.device),
+				       shca_cqe_xrc_srqn(cqe));
+		if (!srq)
+			return false;
+	}
+	ok = shca_cqe_complete(cqe, &qp->sq, &qp->rq,
+			       srq ? shca_srq_take_slot : NULL, srq, &c);
+	if (xrc)
+		shca_xrc_srq_put(srq);
+	if (!ok)
 		return false;
 	shca_cqe_wc_copy(wc, &c);
 	wc->qp = &qp->ibqp;

@@ -151,6 +151,7 @@ static const struct ib_device_ops shca_dev_ops = {
 #if IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)
 	.advise_mr = shca_advise_mr,
 #endif
+	.alloc_xrcd = shca_alloc_xrcd,
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
@@ -162,6 +163,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
+	.dealloc_xrcd = shca_dealloc_xrcd,
 	.del_gid = shca_del_gid,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
@@ -211,6 +213,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, shca_xrcd, ibxrcd),
 };
 
 static struct shca_dev *shca_find_by_ndev(const struct net_device *ndev)

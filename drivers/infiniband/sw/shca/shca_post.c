@@ -25,6 +25,7 @@ static u32 shca_qp_svc(enum ib_qp_type type)
 {
 	switch (type) {
 	case IB_QPT_RC:
+	case IB_QPT_XRC_INI:
 		return SHCA_WQE_SVC_RC;
 	case IB_QPT_UC:
 		return SHCA_WQE_SVC_UC;
@@ -176,6 +177,11 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	bool posted = false;
 	int err = 0;
 
+	if (!qp->sq.ring) {
+		shca_qp_dbg(qp, "post send on an XRC target QP\n");
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->user) {
 		err = shca_user_doorbell(sdev, qp, true, wr);
 		if (err)
@@ -232,8 +238,8 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	bool posted = false;
 	int err = 0;
 
-	if (ibqp->srq) {
-		shca_qp_dbg(qp, "post recv on an SRQ QP\n");
+	if (ibqp->srq || !qp->rq.ring) {
+		shca_qp_dbg(qp, "post recv on a QP without a receive queue\n");
 		*bad_wr = wr;
 		return -EINVAL;
 	}

@@ -16,6 +16,10 @@ static u32 shca_qp_type_to_hw(enum ib_qp_type type)
 		return SHCA_QPT_UC;
 	case IB_QPT_UD:
 		return SHCA_QPT_UD;
+	case IB_QPT_XRC_INI:
+		return SHCA_QPT_XRC_INI;
+	case IB_QPT_XRC_TGT:
+		return SHCA_QPT_XRC_TGT;
 	default:
 		return SHCA_QPT_GSI;
 	}
@@ -40,7 +44,8 @@ static int shca_qp_check_caps(struct shca_dev *sdev,
 	const struct shca_hw_caps *c = &sdev->caps;
 
 	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
-	    init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_GSI) {
+	    init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_GSI &&
+	    init->qp_type != IB_QPT_XRC_INI && init->qp_type != IB_QPT_XRC_TGT) {
 		shca_dbg(sdev, "QP type %d not supported\n", init->qp_type);
 		return -EOPNOTSUPP;
 	}
@@ -49,12 +54,23 @@ static int shca_qp_check_caps(struct shca_dev *sdev,
 			 init->create_flags);
 		return -EOPNOTSUPP;
 	}
+	/* A target QP has no queues: its sizes are nobody's business. */
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		if (init->xrcd)
+			return 0;
+		shca_dbg(sdev, "an XRC target QP needs an XRC domain\n");
+		return -EINVAL;
+	}
+	if (init->qp_type == IB_QPT_XRC_INI && (init->recv_cq || init->srq)) {
+		shca_dbg(sdev, "an XRC initiator QP receives nothing: no receive CQ or SRQ\n");
+		return -EINVAL;
+	}
 	if (!cap->max_send_wr || cap->max_send_wr > c->max_qp_wr ||
 	    cap->max_send_sge > c->max_send_sge ||
 	    cap->max_inline_data > c->max_inline_data ||
-	    (!init->srq && (!cap->max_recv_wr ||
-			    cap->max_recv_wr > c->max_qp_wr ||
-			    cap->max_recv_sge > c->max_recv_sge))) {
+	    (!init->srq && init->qp_type != IB_QPT_XRC_INI &&
+	     (!cap->max_recv_wr || cap->max_recv_wr > c->max_qp_wr ||
+	      cap->max_recv_sge > c->max_recv_sge))) {
 		shca_dbg(sdev, "QP caps out of range (wr %u/%u sge %u/%u inline %u)\n",
 			 cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
 			 cap->max_recv_sge, cap->max_inline_data);
@@ -65,6 +81,22 @@ static int shca_qp_check_caps(struct shca_dev *sdev,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * What a QP's queues hold: nothing for a queue an XRC QP does not have;
+ * an SRQ's receive sizes are the SRQ's, left as they are.
+ */
+static void shca_qp_caps(const struct shca_qp *qp, struct ib_qp_cap *cap,
+			 bool srq)
+{
+	cap->max_send_wr = qp->sq.ring ? 1U << qp->sq.log_depth : 0;
+	cap->max_send_sge = qp->sq.ring ? qp->max_send_sge : 0;
+	cap->max_inline_data = qp->sq.ring ? qp->max_inline : 0;
+	if (srq)
+		return;
+	cap->max_recv_wr = qp->rq.ring ? 1U << qp->rq.log_depth : 0;
+	cap->max_recv_sge = qp->rq.ring ? qp->max_recv_sge : 0;
 }
 
 /* A process's QP: map the rings, say where and what was granted. */
@@ -109,6 +141,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	struct shca_hw_qp_create params = {};
+	bool tgt = init->qp_type == IB_QPT_XRC_TGT;
+	bool has_rq = !init->srq && !tgt && init->qp_type != IB_QPT_XRC_INI;
 	struct shca_hw_qp_query q;
 	size_t sq_bytes, rq_bytes;
 	void *dbrec;
@@ -136,33 +170,41 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mutex_init(&qp->mcast_mutex);
 	INIT_LIST_HEAD(&qp->mcast);
 	qp->state = IB_QPS_RESET;
-	qp->max_send_sge = max(init->cap.max_send_sge, 1U);
-	qp->max_recv_sge = max(init->cap.max_recv_sge, 1U);
-	qp->max_inline = init->cap.max_inline_data;
+	/* An XRC target QP has neither queue: the device needs none. */
+	if (!tgt) {
+		qp->max_send_sge = max(init->cap.max_send_sge, 1U);
+		qp->max_inline = init->cap.max_inline_data;
+	}
+	if (has_rq)
+		qp->max_recv_sge = max(init->cap.max_recv_sge, 1U);
 	qp->user = !!udata;
-	err = shca_wq_init(&qp->sq, init->cap.max_send_wr, qp->user);
-	if (!err && !init->srq)
+	err = tgt ? 0 : shca_wq_init(&qp->sq, init->cap.max_send_wr, qp->user);
+	if (!err && has_rq)
 		err = shca_wq_init(&qp->rq, init->cap.max_recv_wr, qp->user);
 	if (err)
 		goto err_free;
 
-	sq_bytes = sizeof(struct shca_hw_send_wqe) << qp->sq.log_depth;
-	rq_bytes = init->srq ? 0 :
+	sq_bytes = tgt ? 0 :
+		   sizeof(struct shca_hw_send_wqe) << qp->sq.log_depth;
+	rq_bytes = !has_rq ? 0 :
 		   sizeof(struct shca_hw_recv_wqe) << qp->rq.log_depth;
 	qp->buf = shca_buf_alloc(sq_bytes + rq_bytes, &dbrec);
 	if (!qp->buf) {
 		err = -ENOMEM;
 		goto err_free;
 	}
-	qp->sq.ring = qp->buf;
-	qp->rq.ring = init->srq ? NULL : qp->buf + sq_bytes;
+	qp->sq.ring = tgt ? NULL : qp->buf;
+	qp->rq.ring = has_rq ? qp->buf + sq_bytes : NULL;
 	qp->dbrec = dbrec;
 
 	params.type = shca_qp_type_to_hw(init->qp_type);
-	params.pdn = to_shca_pd(ibqp->pd)->pdn;
-	params.send_cqn = to_shca_cq(init->send_cq)->cqn;
-	params.recv_cqn = to_shca_cq(init->recv_cq)->cqn;
+	params.pdn = tgt ? 0 : to_shca_pd(ibqp->pd)->pdn;
+	params.send_cqn = tgt ? 0 : to_shca_cq(init->send_cq)->cqn;
+	params.recv_cqn = init->recv_cq && !tgt ?
+			  to_shca_cq(init->recv_cq)->cqn : 0;
 	params.srqn = init->srq ? to_shca_srq(init->srq)->srqn : 0;
+	qp->xrcd = tgt ? to_shca_xrcd(init->xrcd) : NULL;
+	params.xrcdn = tgt ? qp->xrcd->xrcdn : 0;
 	params.sq.ring = qp->sq.ring;
 	params.sq.log_depth = qp->sq.log_depth;
 	params.rq.ring = qp->rq.ring;
@@ -196,13 +238,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_destroy;
 
 	ibqp->qp_num = qp->qpn;
-	init->cap.max_send_wr = 1U << qp->sq.log_depth;
-	init->cap.max_send_sge = qp->max_send_sge;
-	init->cap.max_inline_data = qp->max_inline;
-	if (!init->srq) {
-		init->cap.max_recv_wr = 1U << qp->rq.log_depth;
-		init->cap.max_recv_sge = qp->max_recv_sge;
-	}
+	shca_qp_caps(qp, &init->cap, init->srq);
 	return 0;
 
 err_destroy:
@@ -274,7 +310,10 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (err)
 		return err;
 	shca_qp_fenced(sdev, qp);
-	shca_cq_sweep_qp(qp, true);
+	if (ibqp->qp_type == IB_QPT_XRC_TGT)
+		shca_xrc_sweep_tgt(qp, true);
+	else
+		shca_cq_sweep_qp(qp, true);
 	if (refcount_dec_and_test(&qp->ref))
 		complete(&qp->free);
 	wait_for_completion(&qp->free);
@@ -603,7 +642,10 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (next == IB_QPS_RESET) {
 		/* Fenced by the device: sweep, then start the queues over. */
 		shca_qp_fenced(sdev, qp);
-		shca_cq_sweep_qp(qp, false);
+		if (ibqp->qp_type == IB_QPT_XRC_TGT)
+			shca_xrc_sweep_tgt(qp, false);
+		else
+			shca_cq_sweep_qp(qp, false);
 		/* A process's queues are its own to start over. */
 		if (!qp->user)
 			shca_qp_reset_queues(qp);
@@ -669,7 +711,8 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->timeout = q.attr.timeout;
 	attr->retry_cnt = q.attr.retry_cnt;
 	attr->rnr_retry = q.attr.rnr_retry;
-	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC) {
+	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC ||
+	    ibqp->qp_type == IB_QPT_XRC_INI || ibqp->qp_type == IB_QPT_XRC_TGT) {
 		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 		rdma_ah_set_port_num(&attr->ah_attr, 1);
 		rdma_ah_set_sl(&attr->ah_attr, av->sl);
@@ -678,13 +721,7 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 				av->traffic_class);
 		rdma_ah_set_dgid_raw(&attr->ah_attr, av->dgid);
 	}
-	attr->cap.max_send_wr = 1U << qp->sq.log_depth;
-	attr->cap.max_send_sge = qp->max_send_sge;
-	attr->cap.max_inline_data = qp->max_inline;
-	if (!ibqp->srq) {
-		attr->cap.max_recv_wr = 1U << qp->rq.log_depth;
-		attr->cap.max_recv_sge = qp->max_recv_sge;
-	}
+	shca_qp_caps(qp, &attr->cap, ibqp->srq);
 	init->event_handler = ibqp->event_handler;
 	init->qp_context = ibqp->qp_context;
 	init->send_cq = ibqp->send_cq;

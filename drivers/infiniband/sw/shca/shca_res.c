@@ -154,6 +154,9 @@ int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "rq_head", q.rq_pi) ||
 	    rdma_nl_put_driver_u32(msg, "rq_tail", q.rq_ci))
 		goto err;
+	/* An XRC target QP: the domain whose XRC SRQs it delivers to. */
+	if (qp->xrcd && rdma_nl_put_driver_u32(msg, "xrcdn", qp->xrcd->xrcdn))
+		goto err;
 	nla_nest_end(msg, table);
 	return 0;
 err:

@@ -110,7 +110,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (err)
 			return err;
 	}
-	if (init->srq_type != IB_SRQT_BASIC) {
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC) {
 		shca_dbg(sdev, "SRQ type %d not supported\n", init->srq_type);
 		return -EOPNOTSUPP;
 	}
@@ -157,6 +157,11 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	params.dbrec = srq->dbrec;
 	params.max_sge = srq->max_sge;
 	params.limit = a->srq_limit;
+	if (init->srq_type == IB_SRQT_XRC) {
+		/* Its receive completions go to its own CQ (shca_xrc.c). */
+		params.xrcdn = to_shca_xrcd(init->ext.xrc.xrcd)->xrcdn;
+		params.cqn = to_shca_cq(init->ext.cq)->cqn;
+	}
 	err = shca_cmd_create_srq(sdev, &params, &srq->srqn);
 	if (err)
 		goto err_free;
@@ -167,6 +172,11 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		err = xa_insert_irq(&sdev->srqs, srq->srqn, srq, GFP_KERNEL);
 	if (err)
 		goto err_destroy;
+	if (init->srq_type == IB_SRQT_XRC) {
+		/* The number initiators address; uverbs reports it. */
+		ibsrq->ext.xrc.srq_num = srq->srqn;
+		shca_xrc_srq_add(srq);
+	}
 	a->max_wr = depth;
 	a->max_sge = srq->max_sge;
 	return 0;
@@ -202,6 +212,8 @@ int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	WARN_ON_ONCE(err == -EBUSY && !atomic_read(&ibsrq->usecnt));
 	if (err)
 		return err;
+	if (ibsrq->srq_type == IB_SRQT_XRC)
+		shca_xrc_srq_del(srq);
 	xa_erase_irq(&sdev->srqs, srq->srqn);
 	if (refcount_dec_and_test(&srq->ref))
 		complete(&srq->free);

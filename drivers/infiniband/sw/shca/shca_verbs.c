@@ -139,7 +139,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 * (IB_SRQ_MAX_WR), the system image GUID above, RDMA FLUSH of both
 	 * placement types and atomic write, memory windows of type 1 and 2B
 	 * (bound by a process's QPs only: a kernel work request cannot bind
-	 * one).  No SG_GAPS MRs.
+	 * one), and XRC.  No SG_GAPS MRs.
 	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
@@ -150,7 +150,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_FLUSH_PERSISTENT |
 				 IB_DEVICE_ATOMIC_WRITE |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 IB_DEVICE_XRC;
 	/*
 	 * No local DMA lkey (ib_core gives each PD a DMA MR instead) and no
 	 * IB_MR_TYPE_SG_GAPS: map_mr_sg() maps an SG list up to its first

@@ -78,6 +78,7 @@ static const struct shca_hw_caps shca_hw_default_caps = {
 	.max_srq			= 1 << 12,
 	.max_srq_wr			= 1 << 14,
 	.max_srq_sge			= 16,
+	.max_xrcd			= 1 << 10,
 	.max_ah				= 1 << 16,
 	.max_fast_reg_page_list_len	= 512,
 	.max_inline_data		= 256,
@@ -137,6 +138,8 @@ static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
 	[SHCA_CMD_FREE_DM]	= "FREE_DM",
 	[SHCA_CMD_MAP_ODP]	= "MAP_ODP",
 	[SHCA_CMD_INVALIDATE_ODP] = "INVALIDATE_ODP",
+	[SHCA_CMD_ALLOC_XRCD]	= "ALLOC_XRCD",
+	[SHCA_CMD_DEALLOC_XRCD]	= "DEALLOC_XRCD",
 };
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
@@ -234,6 +237,7 @@ struct shca_hw *shca_hw_create(void)
 	xa_init_flags(&hw->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->cqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&hw->xrcds, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hw->mpts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	hw->next_qpn = SHCA_HW_FIRST_QPN;
 	shca_hw_eq_init(hw);
@@ -267,6 +271,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	shca_hw_fabric_del(hw);
 	shca_hw_qp_fini(hw);
 	shca_hw_srq_fini(hw);
+	shca_hw_xrcd_fini(hw);
 	shca_hw_cq_fini(hw);
 	shca_hw_eq_fini(hw);
 	shca_hw_mpt_fini(hw);
@@ -276,6 +281,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	xa_destroy(&hw->qps);
 	xa_destroy(&hw->cqs);
 	xa_destroy(&hw->srqs);
+	xa_destroy(&hw->xrcds);
 	xa_destroy(&hw->mpts);
 	ida_destroy(&hw->pd_ida);
 	mutex_destroy(&hw->cmd_mutex);
@@ -334,6 +340,7 @@ static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
 	case SHCA_CMD_DETACH_MCAST:
 	case SHCA_CMD_FREE_DM:
 	case SHCA_CMD_INVALIDATE_ODP:
+	case SHCA_CMD_DEALLOC_XRCD:
 		return false;
 	default:
 		return true;
@@ -563,6 +570,13 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		might_sleep();
 		mutex_lock(&hw->cmd_mutex);
 		status = shca_hw_srq_cmd(hw, cmd);
+		mutex_unlock(&hw->cmd_mutex);
+		return status;
+	case SHCA_CMD_ALLOC_XRCD:
+	case SHCA_CMD_DEALLOC_XRCD:
+		might_sleep();
+		mutex_lock(&hw->cmd_mutex);
+		status = shca_hw_xrcd_cmd(hw, cmd);
 		mutex_unlock(&hw->cmd_mutex);
 		return status;
 	case SHCA_CMD_CREATE_QP:

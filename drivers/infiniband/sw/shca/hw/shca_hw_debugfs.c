@@ -51,6 +51,7 @@ static int shca_hw_caps_show(struct seq_file *s, void *unused)
 		{ "max_srq", c->max_srq },
 		{ "max_srq_wr", c->max_srq_wr },
 		{ "max_srq_sge", c->max_srq_sge },
+		{ "max_xrcd", c->max_xrcd },
 		{ "max_ah", c->max_ah },
 		{ "max_fast_reg_page_list_len", c->max_fast_reg_page_list_len },
 		{ "max_inline_data", c->max_inline_data },

@@ -50,6 +50,7 @@
  * @max_srq: shared receive queues
  * @max_srq_wr: work requests per SRQ
  * @max_srq_sge: scatter/gather entries per SRQ WQE
+ * @max_xrcd: XRC domains
  * @max_ah: address handles
  * @max_fast_reg_page_list_len: pages in one fast registration
  * @max_inline_data: bytes of inline data per send WQE
@@ -86,6 +87,7 @@ struct shca_hw_caps {
 	u32 max_srq;
 	u32 max_srq_wr;
 	u32 max_srq_sge;
+	u32 max_xrcd;
 	u32 max_ah;
 	u32 max_fast_reg_page_list_len;
 	u32 max_inline_data;
@@ -175,6 +177,9 @@ enum shca_hw_status {
  *	an ODP entry present, with the rights the driver grants each
  * @SHCA_CMD_INVALIDATE_ODP: make pages of an ODP entry absent and wait
  *	out the accesses in flight that may be using them
+ * @SHCA_CMD_ALLOC_XRCD: allocate an XRC domain number
+ * @SHCA_CMD_DEALLOC_XRCD: release an XRC domain number; refused while an
+ *	XRC SRQ or an XRC target QP belongs to it
  * @SHCA_CMD_NUM_OPCODES: number of opcodes
  */
 enum shca_hw_opcode {
@@ -214,6 +219,8 @@ enum shca_hw_opcode {
 	SHCA_CMD_FREE_DM,
 	SHCA_CMD_MAP_ODP,
 	SHCA_CMD_INVALIDATE_ODP,
+	SHCA_CMD_ALLOC_XRCD,
+	SHCA_CMD_DEALLOC_XRCD,
 	SHCA_CMD_NUM_OPCODES,
 };
 
@@ -350,12 +357,18 @@ struct shca_hw_eqe {
  * @SHCA_QPT_UC: unreliable connected
  * @SHCA_QPT_UD: unreliable datagram
  * @SHCA_QPT_GSI: the general services QP, QP1
+ * @SHCA_QPT_XRC_INI: XRC initiator: reliable, send side only; each send
+ *	WQE names the remote XRC SRQ (@xrc_srqn)
+ * @SHCA_QPT_XRC_TGT: XRC target: reliable, receive side only, in an XRC
+ *	domain; a message goes to the XRC SRQ it names
  */
 enum shca_hw_qp_type {
 	SHCA_QPT_RC,
 	SHCA_QPT_UC,
 	SHCA_QPT_UD,
 	SHCA_QPT_GSI,
+	SHCA_QPT_XRC_INI,
+	SHCA_QPT_XRC_TGT,
 };
 
 /**
@@ -450,12 +463,14 @@ struct shca_hw_wq_desc {
 /**
  * struct shca_hw_qp_create - CREATE_QP parameters
  * @type: enum shca_hw_qp_type
- * @pdn: protection domain
- * @send_cqn: CQ for send completions
- * @recv_cqn: CQ for receive completions
- * @srqn: SRQ the QP receives from, or 0 for its own receive queue
- * @sq: the send queue
- * @rq: the receive queue; ignored with an SRQ
+ * @pdn: protection domain; 0 for an XRC target QP
+ * @send_cqn: CQ for send completions; 0 for an XRC target QP
+ * @recv_cqn: CQ for receive completions; 0 for XRC QPs
+ * @srqn: SRQ the QP receives from, or 0 for its own receive queue; 0 for
+ *	XRC QPs
+ * @xrcdn: the XRC domain of an XRC target QP; 0 otherwise
+ * @sq: the send queue; absent for an XRC target QP
+ * @rq: the receive queue; ignored with an SRQ, absent for XRC QPs
  * @dbrec: the doorbell record
  * @max_send_sge: SGEs allowed per send WQE
  * @max_recv_sge: SGEs allowed per receive WQE
@@ -471,6 +486,7 @@ struct shca_hw_qp_create {
 	u32 send_cqn;
 	u32 recv_cqn;
 	u32 srqn;
+	u32 xrcdn;
 	struct shca_hw_wq_desc sq;
 	struct shca_hw_wq_desc rq;
 	struct shca_hw_qp_dbrec *dbrec;
@@ -548,6 +564,8 @@ struct shca_hw_cq_query {
  * @max_sge: SGEs allowed per WQE
  * @limit: the limit; 0 leaves the limit event disarmed; for RESIZE_SRQ,
  *	SHCA_HW_SRQ_LIMIT_KEEP keeps the armed one
+ * @xrcdn: for an XRC SRQ, its XRC domain; 0 for an ordinary SRQ
+ * @cqn: for an XRC SRQ, the CQ its receive completions go to
  */
 struct shca_hw_srq_create {
 	u32 pdn;
@@ -557,6 +575,8 @@ struct shca_hw_srq_create {
 	struct shca_hw_srq_dbrec *dbrec;
 	u32 max_sge;
 	u32 limit;
+	u32 xrcdn;
+	u32 cqn;
 };
 
 /* RESIZE_SRQ's limit that leaves the armed limit as it is. */
@@ -848,6 +868,7 @@ enum shca_hw_counter {
  * @in.port: for SET_PORT
  * @in.gid: for SET_GID; an entry with @valid clear empties the slot
  * @in.pdn: for DEALLOC_PD
+ * @in.xrcdn: for DEALLOC_XRCD
  * @in.eq: for CREATE_EQ
  * @in.cq: for CREATE_CQ and RESIZE_CQ
  * @in.moder: for MODIFY_CQ
@@ -873,8 +894,8 @@ enum shca_hw_counter {
  * @out.gid: for QUERY_GID
  * @out.pkey: for QUERY_PKEY
  * @out.pdn: for ALLOC_PD
- * @out.num: the new object's number, for CREATE_CQ, CREATE_SRQ and
- *	CREATE_QP, or the new key, for ALLOC_MPT and ALLOC_MW
+ * @out.num: the new object's number, for CREATE_CQ, CREATE_SRQ,
+ *	CREATE_QP and ALLOC_XRCD, or the new key, for ALLOC_MPT and ALLOC_MW
  * @out.cq: for QUERY_CQ
  * @out.srq: for QUERY_SRQ
  * @out.qp: for QUERY_QP
@@ -890,6 +911,7 @@ struct shca_hw_cmd {
 		struct shca_hw_port_attr port;
 		struct shca_hw_gid_entry gid;
 		u32 pdn;
+		u32 xrcdn;
 		struct {
 			struct shca_hw_eqe *ring;
 			u32 log_depth;

@@ -233,6 +233,17 @@ struct shca_hw_cq {
 };
 
 /**
+ * struct shca_hw_xrcd - an XRC domain
+ * @xrcdn: its number
+ * @users: XRC SRQs and XRC target QPs in it; DEALLOC_XRCD is refused
+ *	while not zero, so the entry outlives every one of them
+ */
+struct shca_hw_xrcd {
+	u32 xrcdn;
+	atomic_t users;
+};
+
+/**
  * struct shca_hw_srq - a shared receive queue context
  * @hw: the device
  * @srqn: its number
@@ -248,6 +259,8 @@ struct shca_hw_cq {
  * @max_sge: SGEs per WQE
  * @assoc: QPs attached
  * @ev: its limit event in the EQ
+ * @xrcd: the XRC domain of an XRC SRQ, or NULL
+ * @cq: the CQ an XRC SRQ's receive completions go to, or NULL
  */
 struct shca_hw_srq {
 	struct shca_hw *hw;
@@ -264,6 +277,8 @@ struct shca_hw_srq {
 	u32 max_sge;
 	atomic_t assoc;
 	struct shca_hw_evsrc ev;
+	struct shca_hw_xrcd *xrcd;
+	struct shca_hw_cq *cq;
 };
 
 /**
@@ -284,7 +299,9 @@ struct shca_hw_wq {
  * @qpn: its number
  * @gen: generation: the device's count of QPs created, this one included
  * @type: enum shca_hw_qp_type
- * @pdn: protection domain
+ * @pdn: protection domain; 0 for an XRC target QP, whose messages use
+ *	the protection domain of the XRC SRQ they name
+ * @xrcd: the XRC domain of an XRC target QP, or NULL
  * @ref: users in flight, plus one while it is in the table
  * @done: completed when the last reference goes
  * @modify_mutex: serialises MODIFY_QP on this QP; a modify to RESET
@@ -321,6 +338,7 @@ struct shca_hw_qp {
 	u32 gen;
 	u32 type;
 	u32 pdn;
+	struct shca_hw_xrcd *xrcd;
 	refcount_t ref;
 	struct completion done;
 	struct mutex modify_mutex;	/* one modify of the QP at a time */
@@ -410,6 +428,7 @@ struct shca_hw_mcg {
  * @cqs: the CQ context table
  * @next_cqn: where the cyclic CQN search starts
  * @srqs: the SRQ context table
+ * @xrcds: the XRC domain table, under @cmd_mutex
  * @mpts: the memory protection table, by index
  * @next_mpt: where the cyclic MPT index search starts
  * @mpt_tag: the key tag the next allocated entry starts with
@@ -466,6 +485,7 @@ struct shca_hw {
 	struct xarray cqs;
 	u32 next_cqn;
 	struct xarray srqs;
+	struct xarray xrcds;
 	struct xarray mpts;
 	u32 next_mpt;
 	u8 mpt_tag;
@@ -558,6 +578,25 @@ void shca_hw_srq_put(struct shca_hw_srq *srq);
 bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
 		     u32 *slot);
 void shca_hw_srq_fini(struct shca_hw *hw);
+
+/* shca_hw_xrc.c */
+enum shca_hw_status shca_hw_xrcd_cmd(struct shca_hw *hw,
+				     struct shca_hw_cmd *cmd);
+struct shca_hw_xrcd *shca_hw_xrcd_get(struct shca_hw *hw, u32 xrcdn);
+void shca_hw_xrcd_put(struct shca_hw_xrcd *xrcd);
+void shca_hw_xrcd_fini(struct shca_hw *hw);
+struct shca_hw_srq *shca_hw_xrc_srq_get(struct shca_hw_qp *qp, u32 srqn);
+
+static inline bool shca_hw_qp_is_xrc(const struct shca_hw_qp *qp)
+{
+	return qp->type == SHCA_QPT_XRC_INI || qp->type == SHCA_QPT_XRC_TGT;
+}
+
+/* RC, and both XRC kinds: acknowledged, retried, in order. */
+static inline bool shca_hw_qp_reliable(const struct shca_hw_qp *qp)
+{
+	return qp->type == SHCA_QPT_RC || shca_hw_qp_is_xrc(qp);
+}
 
 /* shca_hw_qp.c */
 enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw,
@@ -707,6 +746,10 @@ struct shca_hw_src {
  * @len: payload or read length
  * @qkey: the Q_Key it carries, for UD
  * @mcast: a copy of a UD send to a multicast group
+ * @pdn: the responder's protection domain for this message: its QP's, or
+ *	for an XRC target QP the named XRC SRQ's
+ * @srq: the SRQ the responder takes a receive WQE from, or NULL
+ * @rcq: the CQ its receive completion goes to
  */
 struct shca_hw_msg {
 	struct shca_hw_qp *src_qp;
@@ -717,6 +760,9 @@ struct shca_hw_msg {
 	u64 len;
 	u32 qkey;
 	bool mcast;
+	u32 pdn;
+	struct shca_hw_srq *srq;
+	struct shca_hw_cq *rcq;
 };
 
 /* What the requester learns about its WQE. */

@@ -107,6 +107,35 @@ static void shca_hw_qp_unlink(struct shca_hw_qp *qp)
 		atomic_dec(&qp->srq->assoc);
 		shca_hw_srq_put(qp->srq);
 	}
+	if (qp->xrcd)
+		shca_hw_xrcd_put(qp->xrcd);
+}
+
+/*
+ * What each kind of QP has: an XRC initiator a send queue and a send CQ
+ * only, an XRC target neither queue, no CQ and no protection domain, but
+ * an XRC domain; every other kind both queues (or an SRQ) and both CQs.
+ */
+static bool shca_hw_qp_create_ok(const struct shca_hw_caps *caps,
+				 const struct shca_hw_qp_create *in)
+{
+	bool pd_ok = in->pdn && in->pdn <= caps->max_pd;
+
+	switch (in->type) {
+	case SHCA_QPT_XRC_INI:
+		return pd_ok && shca_hw_wq_ok(&in->sq, caps->max_qp_wr) &&
+		       !in->recv_cqn && !in->srqn && !in->xrcdn &&
+		       !in->rq.ring && !in->max_recv_sge;
+	case SHCA_QPT_XRC_TGT:
+		return !in->pdn && in->xrcdn && !in->send_cqn &&
+		       !in->recv_cqn && !in->srqn && !in->sq.ring &&
+		       !in->rq.ring && !in->max_send_sge &&
+		       !in->max_recv_sge && !in->max_inline;
+	default:
+		return in->type <= SHCA_QPT_GSI && pd_ok && !in->xrcdn &&
+		       shca_hw_wq_ok(&in->sq, caps->max_qp_wr) &&
+		       (in->srqn || shca_hw_wq_ok(&in->rq, caps->max_qp_wr));
+	}
 }
 
 static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
@@ -119,9 +148,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	u32 qpn;
 	int err;
 
-	if (in->type > SHCA_QPT_GSI || !in->pdn || in->pdn > caps->max_pd ||
-	    !in->dbrec || !shca_hw_wq_ok(&in->sq, caps->max_qp_wr) ||
-	    (!in->srqn && !shca_hw_wq_ok(&in->rq, caps->max_qp_wr)) ||
+	if (!shca_hw_qp_create_ok(caps, in) || !in->dbrec ||
 	    in->max_send_sge > SHCA_HW_MAX_SGE ||
 	    in->max_recv_sge > SHCA_HW_MAX_SGE ||
 	    in->max_inline > SHCA_HW_MAX_INLINE)
@@ -146,7 +173,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	qp->attr.mtu = 1024;
 	qp->sq.ring = in->sq.ring;
 	qp->sq.log_depth = in->sq.log_depth;
-	if (!in->srqn) {
+	if (!in->srqn && !shca_hw_qp_is_xrc(qp)) {
 		qp->rq.ring = in->rq.ring;
 		qp->rq.log_depth = in->rq.log_depth;
 	}
@@ -158,19 +185,29 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	qp->user = in->user;
 
 	status = SHCA_HW_BAD_INDEX;
-	qp->scq = shca_hw_cq_get(hw, in->send_cqn);
-	if (qp->scq)
-		atomic_inc(&qp->scq->assoc);
-	qp->rcq = shca_hw_cq_get(hw, in->recv_cqn);
-	if (qp->rcq)
-		atomic_inc(&qp->rcq->assoc);
+	if (in->send_cqn) {
+		qp->scq = shca_hw_cq_get(hw, in->send_cqn);
+		if (qp->scq)
+			atomic_inc(&qp->scq->assoc);
+	}
+	if (in->recv_cqn) {
+		qp->rcq = shca_hw_cq_get(hw, in->recv_cqn);
+		if (qp->rcq)
+			atomic_inc(&qp->rcq->assoc);
+	}
 	if (in->srqn) {
 		qp->srq = shca_hw_srq_get(hw, in->srqn);
 		if (qp->srq)
 			atomic_inc(&qp->srq->assoc);
 	}
-	if (!qp->scq || !qp->rcq || (in->srqn && !qp->srq) ||
-	    (qp->srq && qp->srq->pdn != qp->pdn))
+	if (in->xrcdn)
+		qp->xrcd = shca_hw_xrcd_get(hw, in->xrcdn);
+	if (in->type == SHCA_QPT_XRC_TGT ? !qp->xrcd :
+	    !qp->scq || (in->type != SHCA_QPT_XRC_INI && !qp->rcq))
+		goto err;
+	/* An XRC SRQ takes messages from XRC target QPs only. */
+	if ((in->srqn && !qp->srq) ||
+	    (qp->srq && (qp->srq->pdn != qp->pdn || qp->srq->xrcd)))
 		goto err;
 
 	/* Reserve the number first: lookups find nothing until it is live. */
@@ -256,12 +293,12 @@ void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
 	if (!qp->fenced) {
 		/* Pairs with the driver's release: WQEs below pi are written. */
 		pi = smp_load_acquire(&qp->dbrec->sq_pi);
-		if (pi - qp->sq.ci <= smask + 1) {
+		if (qp->sq.ring && pi - qp->sq.ci <= smask + 1) {
 			sq_first = qp->sq.ci;
 			sq_n = pi - sq_first;
 			qp->sq.ci = pi;
 		}
-		if (rq && !qp->srq) {
+		if (rq && qp->rq.ring) {
 			/* As above, for the receive queue. */
 			pi = smp_load_acquire(&qp->dbrec->rq_pi);
 			if (pi - qp->rq.ci <= rmask + 1) {
@@ -309,13 +346,13 @@ void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
 bool shca_hw_qp_flush_pending(struct shca_hw_qp *qp, bool rq)
 {
 	lockdep_assert_held(&qp->lock);
-	if (READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci)
+	if (qp->sq.ring && READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci)
 		return true;
 	if (!rq)
 		return false;
 	if (qp->srq)
 		return !qp->last_wqe_sent;
-	return READ_ONCE(qp->dbrec->rq_pi) != qp->rq.ci;
+	return qp->rq.ring && READ_ONCE(qp->dbrec->rq_pi) != qp->rq.ci;
 }
 
 /* The transitions IBTA allows, whatever the attributes. */
@@ -335,7 +372,8 @@ static bool shca_hw_qp_transition_ok(u32 type, u32 cur, u32 next)
 	case SHCA_QPS_SQD:
 		return next == SHCA_QPS_SQD || next == SHCA_QPS_RTS;
 	case SHCA_QPS_SQE:
-		return next == SHCA_QPS_RTS && type != SHCA_QPT_RC;
+		return next == SHCA_QPS_RTS && type != SHCA_QPT_RC &&
+		       type != SHCA_QPT_XRC_INI && type != SHCA_QPT_XRC_TGT;
 	default:
 		return false;
 	}

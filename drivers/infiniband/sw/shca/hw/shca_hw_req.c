@@ -53,6 +53,7 @@ static bool shca_hw_opcode_ok(const struct shca_hw_qp *qp, u32 opcode)
 		       opcode == SHCA_WQE_REG_MR ||
 		       opcode == SHCA_WQE_BIND_MW;
 	case SHCA_QPT_RC:
+	case SHCA_QPT_XRC_INI:
 		return opcode < SHCA_WQE_NUM_OPCODES;
 	default:
 		return false;
@@ -197,7 +198,7 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 					   ud ? w->ud.remote_qpn :
 					   attr->dest_qpn, m.src.segment);
 	if (!dqp) {
-		if (qp->type == SHCA_QPT_RC)
+		if (shca_hw_qp_reliable(qp))
 			res->no_ack = true;
 		else
 			shca_hw_count(hw, SHCA_CNT_DROPPED);
@@ -286,7 +287,7 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
 		qp->sqd_notified = true;
 		event = true;
 	}
-	if (state != SHCA_QPS_RTS || pi == qp->sq.ci) {
+	if (state != SHCA_QPS_RTS || pi == qp->sq.ci || !qp->sq.ring) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (event)
 			shca_hw_qp_event(qp, SHCA_EV_SQ_DRAINED);
@@ -366,7 +367,7 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
 		   (w.flags & SHCA_WQE_F_SIGNALED);
 	event = false;
 	if (res.status != SHCA_CQE_OK) {
-		if (qp->type == SHCA_QPT_RC) {
+		if (shca_hw_qp_reliable(qp)) {
 			shca_hw_qp_to_err(qp);
 		} else if (qp->attr.state == SHCA_QPS_RTS) {
 			qp->attr.state = SHCA_QPS_SQE;

@@ -26,13 +26,14 @@ static DEFINE_SPINLOCK(shca_atomic_lock);
 
 /* Take a receive WQE for an inbound message, from the RQ or the SRQ. */
 static bool shca_hw_take_recv(struct shca_hw_qp *qp,
+			      const struct shca_hw_msg *m,
 			      struct shca_hw_recv_wqe *wqe, u32 *idx)
 {
 	unsigned long flags;
 	u32 pi, mask;
 
-	if (qp->srq)
-		return shca_hw_srq_pop(qp->srq, wqe, idx);
+	if (m->srq)
+		return shca_hw_srq_pop(m->srq, wqe, idx);
 
 	mask = (1U << qp->rq.log_depth) - 1;
 	spin_lock_irqsave(&qp->lock, flags);
@@ -74,7 +75,13 @@ static bool shca_hw_resp_accepts(struct shca_hw_qp *qp,
 	if (qp->fenced || (st != SHCA_QPS_RTR && st != SHCA_QPS_RTS &&
 			   st != SHCA_QPS_SQD && st != SHCA_QPS_SQE))
 		return false;
-	if (ud != src_ud || (!ud && qp->type != m->src_qp->type))
+	/* An XRC initiator has nothing to receive with. */
+	if (ud != src_ud || qp->type == SHCA_QPT_XRC_INI)
+		return false;
+	/* An XRC target QP takes messages from an XRC initiator only. */
+	if (!ud && qp->type != m->src_qp->type &&
+	    (qp->type != SHCA_QPT_XRC_TGT ||
+	     m->src_qp->type != SHCA_QPT_XRC_INI))
 		return false;
 	/*
 	 * A copy is for the group's members as they are now, not as the
@@ -100,7 +107,7 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 	struct shca_hw_cqe cqe = { .qpn = qp->qpn, .opcode = SHCA_CQE_RECV };
 	const struct shca_hw_send_wqe *w = m->wqe;
 	bool ud = qp->type == SHCA_QPT_UD || qp->type == SHCA_QPT_GSI;
-	bool rc = qp->type == SHCA_QPT_RC;
+	bool rc = shca_hw_qp_reliable(qp);
 	struct shca_hw_recv_wqe rwqe;
 	struct shca_hw_mem dst;
 	u8 hdr[SHCA_HW_GRH_LEN];
@@ -108,7 +115,7 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 	u32 idx;
 	u8 reply = SHCA_CQE_OK;
 
-	if (!shca_hw_take_recv(qp, &rwqe, &idx)) {
+	if (!shca_hw_take_recv(qp, m, &rwqe, &idx)) {
 		if (rc) {
 			shca_hw_count(qp->hw, SHCA_CNT_RNR_NAK);
 			res->rnr = true;
@@ -120,8 +127,14 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 	}
 	shca_hw_count(qp->hw, SHCA_CNT_RECV_WQES);
 	cqe.wqe_idx = idx;
-	if (qp->srq)
+	if (m->srq)
 		cqe.flags |= SHCA_CQE_F_SRQ;
+	if (qp->type == SHCA_QPT_XRC_TGT) {
+		cqe.flags |= SHCA_CQE_F_XRC;
+		cqe.src_qp = m->src_qp->qpn;
+		cqe.net_type = m->srq->srqn & 0xff;
+		cqe.sl = m->srq->srqn >> 8;
+	}
 	if (w->opcode == SHCA_WQE_RDMA_WRITE_IMM)
 		cqe.opcode = SHCA_CQE_RECV_RDMA_IMM;
 	if (w->opcode == SHCA_WQE_SEND_IMM ||
@@ -130,12 +143,12 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 		cqe.imm_inv = w->imm_inv;
 	}
 
-	if (rwqe.num_sge > (qp->srq ? qp->srq->max_sge : qp->max_recv_sge)) {
+	if (rwqe.num_sge > (m->srq ? m->srq->max_sge : qp->max_recv_sge)) {
 		cqe.status = SHCA_CQE_LOC_QP_OP_ERR;
 		reply = SHCA_CQE_REM_OP_ERR;
 		goto complete;
 	}
-	cqe.status = shca_hw_mem_resolve(qp->hw, qp->pdn, rwqe.sge,
+	cqe.status = shca_hw_mem_resolve(qp->hw, m->pdn, rwqe.sge,
 					 rwqe.num_sge, SHCA_ACCESS_LOCAL_WRITE,
 					 &dst);
 	if (cqe.status != SHCA_CQE_OK) {
@@ -172,7 +185,7 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 		shca_hw_count(qp->hw, SHCA_CNT_MCAST_RX);
 
 	if (w->opcode == SHCA_WQE_SEND_INV) {
-		if (shca_hw_mpt_invalidate(qp->hw, qp->pdn, qp->qpn, w->imm_inv,
+		if (shca_hw_mpt_invalidate(qp->hw, m->pdn, qp->qpn, w->imm_inv,
 					   SHCA_HW_INV_REMOTE)) {
 			cqe.flags |= SHCA_CQE_F_INV;
 			cqe.imm_inv = w->imm_inv;
@@ -186,7 +199,7 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 complete:
 	if (cqe.status != SHCA_CQE_OK)
 		cqe.byte_len = 0;
-	shca_hw_cq_write(qp->rcq, &cqe, w->flags & SHCA_WQE_F_SOLICITED);
+	shca_hw_cq_write(m->rcq, &cqe, w->flags & SHCA_WQE_F_SOLICITED);
 	if (cqe.status != SHCA_CQE_OK && !ud)
 		shca_hw_resp_fail(qp, cqe.status == SHCA_CQE_LOC_PROT_ERR ?
 				  SHCA_EV_QP_ACCESS_ERR : SHCA_EV_QP_REQ_ERR);
@@ -201,9 +214,9 @@ complete:
  * left set when that check fails.
  */
 static u8 shca_hw_resp_atomic_write(struct shca_hw_qp *qp,
-				    const struct shca_hw_send_wqe *w,
-				    u32 *need)
+				    const struct shca_hw_msg *m, u32 *need)
 {
+	const struct shca_hw_send_wqe *w = m->wqe;
 	struct shca_hw_mem remote;
 	unsigned long flags;
 	u64 *p;
@@ -214,7 +227,7 @@ static u8 shca_hw_resp_atomic_write(struct shca_hw_qp *qp,
 		return SHCA_CQE_REM_INV_REQ_ERR;
 	}
 	*need = SHCA_ACCESS_REMOTE_WRITE;
-	if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->qpn,
+	if (!shca_hw_mem_resolve_remote(qp->hw, m->pdn, qp->qpn,
 					qp->attr.access, w->rdma.rkey,
 					w->rdma.remote_addr, 8, *need, &remote))
 		return SHCA_CQE_OK;
@@ -247,7 +260,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 		   struct shca_hw_result *res)
 {
 	const struct shca_hw_send_wqe *w = m->wqe;
-	bool rc = qp->type == SHCA_QPT_RC;
+	bool rc = shca_hw_qp_reliable(qp);
 	struct shca_hw_mem remote;
 	unsigned long flags;
 	u32 need = 0;
@@ -260,7 +273,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 	if (!shca_hw_resp_accepts(qp, m)) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		mutex_unlock(&qp->resp_mutex);
-		if (m->src_qp->type == SHCA_QPT_RC)
+		if (shca_hw_qp_reliable(m->src_qp))
 			res->no_ack = true;
 		else
 			shca_hw_count(qp->hw, SHCA_CNT_DROPPED);
@@ -275,6 +288,25 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 	if (comm_est)
 		shca_hw_qp_event(qp, SHCA_EV_COMM_EST);
 
+	m->pdn = qp->pdn;
+	m->srq = qp->srq;
+	m->rcq = qp->rcq;
+	if (qp->type == SHCA_QPT_XRC_TGT) {
+		/*
+		 * The XRC extended header names the SRQ, whose protection
+		 * domain and CQ the message uses.  An SRQ of another domain,
+		 * or none: an Invalid Request NAK.
+		 */
+		m->srq = shca_hw_xrc_srq_get(qp, w->xrc_srqn);
+		if (!m->srq) {
+			shca_hw_resp_fail(qp, SHCA_EV_QP_REQ_ERR);
+			mutex_unlock(&qp->resp_mutex);
+			return SHCA_CQE_REM_INV_REQ_ERR;
+		}
+		m->pdn = m->srq->pdn;
+		m->rcq = m->srq->cq;
+	}
+
 	switch (w->opcode) {
 	case SHCA_WQE_SEND:
 	case SHCA_WQE_SEND_IMM:
@@ -284,7 +316,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 	case SHCA_WQE_RDMA_WRITE:
 	case SHCA_WQE_RDMA_WRITE_IMM:
 		need = SHCA_ACCESS_REMOTE_WRITE;
-		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->qpn,
+		if (!shca_hw_mem_resolve_remote(qp->hw, m->pdn, qp->qpn,
 						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, m->len,
@@ -300,7 +332,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 		break;
 	case SHCA_WQE_RDMA_READ:
 		need = SHCA_ACCESS_REMOTE_READ;
-		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->qpn,
+		if (!shca_hw_mem_resolve_remote(qp->hw, m->pdn, qp->qpn,
 						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, m->len,
@@ -318,7 +350,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			break;
 		}
 		need = SHCA_ACCESS_REMOTE_ATOMIC;
-		if (!shca_hw_mem_resolve_remote(qp->hw, qp->pdn, qp->qpn,
+		if (!shca_hw_mem_resolve_remote(qp->hw, m->pdn, qp->qpn,
 						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, 8, need,
@@ -343,14 +375,14 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 		shca_hw_mem_write(m->local, 0, &orig, sizeof(orig));
 		break;
 	case SHCA_WQE_ATOMIC_WRITE:
-		status = shca_hw_resp_atomic_write(qp, w, &need);
+		status = shca_hw_resp_atomic_write(qp, m, &need);
 		break;
 	case SHCA_WQE_FLUSH:
 		need = (w->flush.type & SHCA_FLUSH_GLOBAL ?
 			SHCA_ACCESS_FLUSH_GLOBAL : 0) |
 		       (w->flush.type & SHCA_FLUSH_PERSISTENT ?
 			SHCA_ACCESS_FLUSH_PERSISTENT : 0);
-		if (shca_hw_mem_flush(qp->hw, qp->pdn, qp->qpn,
+		if (shca_hw_mem_flush(qp->hw, m->pdn, qp->qpn,
 				      qp->attr.access,
 				      w->flush.rkey, w->flush.remote_addr,
 				      w->flush.length,
@@ -371,6 +403,8 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			shca_hw_count(qp->hw, SHCA_CNT_DROPPED);
 		}
 	}
+	if (qp->type == SHCA_QPT_XRC_TGT)
+		shca_hw_srq_put(m->srq);
 	mutex_unlock(&qp->resp_mutex);
 	return rc ? status : SHCA_CQE_OK;
 }

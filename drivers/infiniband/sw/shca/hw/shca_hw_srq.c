@@ -9,7 +9,9 @@
  * to new memory, slot numbers kept.  An armed limit raises the limit
  * event once and disarms itself.  QPs attached to an SRQ hold a reference
  * and count in its association count; DESTROY_SRQ is refused while that
- * count is not zero.
+ * count is not zero.  An XRC SRQ also belongs to an XRC domain and
+ * has a CQ of its own, where its receive completions go, whichever XRC
+ * target QP took the message; it counts in that CQ's association count.
  *
  * Lock order: shca_hw_srq.lock is taken after shca_hw_qp.lock is dropped
  * (the responder pops with only its resp_mutex held) and before
@@ -90,6 +92,17 @@ bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
 	return true;
 }
 
+/* An XRC SRQ leaves its domain and its CQ. */
+static void shca_hw_srq_unlink(struct shca_hw_srq *srq)
+{
+	if (srq->xrcd)
+		shca_hw_xrcd_put(srq->xrcd);
+	if (srq->cq) {
+		atomic_dec(&srq->cq->assoc);
+		shca_hw_cq_put(srq->cq);
+	}
+}
+
 static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 					      struct shca_hw_cmd *cmd)
 {
@@ -119,9 +132,21 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 	srq->max_sge = in->max_sge;
 	atomic_set(&srq->assoc, 0);
 	shca_hw_evsrc_init(&srq->ev, SHCA_EQE_SRQ, 0, 0);
+	if (in->xrcdn) {
+		srq->xrcd = shca_hw_xrcd_get(hw, in->xrcdn);
+		srq->cq = shca_hw_cq_get(hw, in->cqn);
+		if (srq->cq)
+			atomic_inc(&srq->cq->assoc);
+		if (!srq->xrcd || !srq->cq) {
+			shca_hw_srq_unlink(srq);
+			kfree(srq);
+			return SHCA_HW_BAD_INDEX;
+		}
+	}
 	err = xa_alloc_irq(&hw->srqs, &cmd->out.num, srq,
 			   XA_LIMIT(1, hw->caps->max_srq), GFP_KERNEL);
 	if (err < 0) {
+		shca_hw_srq_unlink(srq);
 		kfree(srq);
 		return SHCA_HW_NO_RESOURCES;
 	}
@@ -227,6 +252,7 @@ enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
 		shca_hw_srq_put(srq);
 		wait_var_event(&srq->ref, !refcount_read(&srq->ref));
 		shca_hw_evsrc_del(hw, &srq->ev);
+		shca_hw_srq_unlink(srq);
 		kfree(srq);
 		return SHCA_HW_OK;
 	}
@@ -265,6 +291,7 @@ void shca_hw_srq_fini(struct shca_hw *hw)
 	xa_for_each(&hw->srqs, index, srq) {
 		xa_erase_irq(&hw->srqs, index);
 		shca_hw_evsrc_del(hw, &srq->ev);
+		shca_hw_srq_unlink(srq);
 		kfree(srq);
 	}
 }
