@@ -6,7 +6,10 @@
 # Kernel verbs go through shca_kstep.ko (one verb per write, its errno the
 # write's); SET_PORT and SET_GID come from netdev events, QUERY_CQ and
 # QUERY_COUNTERS from the rdma tool, REREG_MPT from a process's
-# ibv_rereg_mr(), ALLOC_MW from its ibv_alloc_mw(), ALLOC_DM from its ibv_alloc_dm().
+# ibv_rereg_mr(), ALLOC_MW from its ibv_alloc_mw(), ALLOC_DM from its
+# ibv_alloc_dm(), ALLOC_XRCD from its ibv_open_xrcd(), MAP_ODP from its
+# prefetch of an ODP MR (on a kernel with on-demand paging; on one without,
+# nothing issues MAP_ODP and it is reported so).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 
@@ -57,6 +60,10 @@ verb() {
 	ALLOC_MW) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 mw_step ;;
 	# The kernel has no device memory verbs: a process's.
 	ALLOC_DM) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 dm_step ;;
+	# XRC domains are opened by processes.
+	ALLOC_XRCD) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 xrcd_step ;;
+	# Only on-demand paging maps pages: a process's prefetch.
+	MAP_ODP) "$SHCA_TOP/out/user/shca_uverbs_test" shca0 odp_step ;;
 	QUERY_SRQ) kstep srq_query ;;
 	CREATE_QP) kstep qp_rc ;;
 	MODIFY_QP) kstep qp_modify ;;
@@ -113,7 +120,13 @@ echo $((4294967296 + qport)) > $knob 2>/dev/null && fail "2^32 + $qport accepted
 # Issued only while the device is being created, before its debugfs
 # directory (and so the knob) exists: nothing after probe reaches them.
 probe_only="QUERY_CAPS CREATE_EQ"
-releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT DETACH_MCAST FREE_DM"
+releases="DEALLOC_PD DESTROY_EQ DESTROY_CQ DESTROY_SRQ DESTROY_QP FREE_MPT"
+releases+=" DETACH_MCAST FREE_DM INVALIDATE_ODP DEALLOC_XRCD"
+# Issued only by on-demand paging, on a kernel that has it.
+absent=
+if [ "$(verb MAP_ODP 0)" = none ]; then
+	absent=MAP_ODP
+fi
 
 base=$(res_summary shca0)
 tested=0
@@ -122,6 +135,10 @@ for op in $ops; do
 	code=$(opcode "$op")
 	if [[ " $releases " == *" $op "* ]]; then
 		echo "$code" > $knob 2>/dev/null && fail "$op armed"
+		continue
+	fi
+	if [ "$op" = "$absent" ]; then
+		echo "$op: the kernel has no on-demand paging: nothing issues it"
 		continue
 	fi
 	echo "$code" > $knob || fail "$op cannot be armed"
@@ -145,7 +162,7 @@ for op in $ops; do
 	tested=$((tested + 1))
 done
 nops=$(echo $ops | wc -w)
-[ $tested -eq $((nops - $(echo $releases $probe_only | wc -w))) ] || fail "$tested of $nops opcodes tested"
+[ $tested -eq $((nops - $(echo $releases $probe_only $absent | wc -w))) ] || fail "$tested of $nops opcodes tested"
 rmmod shca_kstep
 rdma link delete shca0
 echo "$tested opcodes failed once each, $(echo $releases | wc -w) refused," \

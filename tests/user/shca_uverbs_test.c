@@ -40,6 +40,11 @@
  *                                   foreign handles; DM MR traffic
  *   shca_uverbs_test DEV dm_step    one ibv_alloc_dm(): prints 0 or -errno
  *                                   (fault_cmd.sh's ALLOC_DM)
+ *   shca_uverbs_test DEV xrcd_step  one ibv_open_xrcd(): prints 0 or -errno
+ *                                   (fault_cmd.sh's ALLOC_XRCD)
+ *   shca_uverbs_test DEV odp_step   one prefetch of an ODP MR: prints 0,
+ *                                   -errno, or "none" without ODP
+ *                                   (fault_cmd.sh's MAP_ODP)
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
@@ -2020,6 +2025,65 @@ static void test_dm_step(void)
 		die("dm_step teardown");
 }
 
+/* fault_cmd.sh's ALLOC_XRCD: one ibv_open_xrcd(); prints 0 or -errno. */
+static void test_xrcd_step(void)
+{
+	struct ibv_xrcd_init_attr attr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_context *ctx = open_dev();
+	struct ibv_xrcd *xrcd;
+
+	errno = 0;
+	xrcd = ibv_open_xrcd(ctx, &attr);
+	printf("%d\n", xrcd ? 0 : -errno);
+	if ((xrcd && ibv_close_xrcd(xrcd)) || ibv_close_device(ctx))
+		die("xrcd_step teardown");
+}
+
+/*
+ * fault_cmd.sh's MAP_ODP: an ODP MR, then one prefetch of it that reports
+ * a failure to map (IBV_ADVISE_MR_FLAG_FLUSH); prints 0 or -errno, or
+ * "none" for a device without on-demand paging.
+ */
+static void test_odp_step(void)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_device_attr_ex attr = {};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	void *buf;
+	int ret;
+
+	if (!pd || ibv_query_device_ex(ctx, NULL, &attr))
+		die("odp_step resources");
+	if (!(attr.odp_caps.general_caps & IBV_ODP_SUPPORT)) {
+		printf("none\n");
+		if (ibv_dealloc_pd(pd) || ibv_close_device(ctx))
+			die("odp_step teardown");
+		return;
+	}
+	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		die("odp_step mmap");
+	mr = ibv_reg_mr(pd, buf, 4096,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	if (!mr)
+		die("odp_step reg_mr");
+	sge.addr = (uintptr_t)buf;
+	sge.length = 4096;
+	sge.lkey = mr->lkey;
+	ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+	printf("%d\n", ret > 0 ? -ret : ret);
+	if (ibv_dereg_mr(mr) || munmap(buf, 4096) || ibv_dealloc_pd(pd) ||
+	    ibv_close_device(ctx))
+		die("odp_step teardown");
+}
+
 static void test_resize(void)
 {
 	test_resize_cq();
@@ -3438,6 +3502,7 @@ int main(int argc, char **argv)
 		{ "resize", test_resize }, { "rereg_step", test_rereg_step },
 		{ "mw", test_mw }, { "mw_step", test_mw_step },
 		{ "dm", test_dm }, { "dm_step", test_dm_step },
+		{ "xrcd_step", test_xrcd_step }, { "odp_step", test_odp_step },
 	};
 	size_t i;
 
