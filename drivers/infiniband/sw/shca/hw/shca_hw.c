@@ -239,6 +239,8 @@ struct shca_hw *shca_hw_create(void)
 	xa_init_flags(&hw->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&hw->xrcds, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hw->mpts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	/* Here, not in shca_hw_dm_init(): a failed create still frees it. */
+	xa_init(&hw->dm_ranges);
 	hw->next_qpn = SHCA_HW_FIRST_QPN;
 	shca_hw_eq_init(hw);
 	shca_hw_windows_init(hw);

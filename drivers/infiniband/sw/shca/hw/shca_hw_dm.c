@@ -40,7 +40,6 @@ static u32 shca_hw_dm_units(const struct shca_hw *hw)
  */
 int shca_hw_dm_init(struct shca_hw *hw)
 {
-	xa_init(&hw->dm_ranges);
 	if (!hw->caps->max_dm_size)
 		return 0;
 	hw->dm = alloc_pages_exact(hw->caps->max_dm_size,
