@@ -128,6 +128,18 @@ int shca_udata_resp(struct shca_dev *sdev, struct ib_udata *udata,
 	return 0;
 }
 
+/* What a context learns of the device, at open and at import alike. */
+static void shca_ucontext_resp(struct shca_dev *sdev,
+			       struct shca_alloc_ucontext_resp *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	resp->sq_wqe_size = sizeof(struct shca_hw_send_wqe);
+	resp->rq_wqe_size = sizeof(struct shca_hw_recv_wqe);
+	resp->cqe_size = sizeof(struct shca_hw_cqe);
+	resp->max_inline = sdev->caps.max_inline_data;
+	resp->max_sge = SHCA_HW_MAX_SGE;
+}
+
 /**
  * shca_alloc_ucontext() - open a process's context
  * @ibuc: the object ib_core allocated
@@ -138,18 +150,13 @@ int shca_udata_resp(struct shca_dev *sdev, struct ib_udata *udata,
 int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibuc->device);
-	struct shca_alloc_ucontext_resp resp = {
-		.sq_wqe_size = sizeof(struct shca_hw_send_wqe),
-		.rq_wqe_size = sizeof(struct shca_hw_recv_wqe),
-		.cqe_size = sizeof(struct shca_hw_cqe),
-		.max_inline = sdev->caps.max_inline_data,
-		.max_sge = SHCA_HW_MAX_SGE,
-	};
+	struct shca_alloc_ucontext_resp resp;
 	int err;
 
 	err = shca_udata_cmd(sdev, udata, NULL, 0, 0);
 	if (err)
 		return err;
+	shca_ucontext_resp(sdev, &resp);
 	return shca_udata_resp(sdev, udata, &resp, sizeof(resp));
 }
 
@@ -167,15 +174,9 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 int shca_query_ucontext(struct ib_ucontext *ibuc,
 			struct uverbs_attr_bundle *attrs)
 {
-	struct shca_dev *sdev = to_shca_dev(ibuc->device);
-	struct shca_alloc_ucontext_resp resp = {
-		.sq_wqe_size = sizeof(struct shca_hw_send_wqe),
-		.rq_wqe_size = sizeof(struct shca_hw_recv_wqe),
-		.cqe_size = sizeof(struct shca_hw_cqe),
-		.max_inline = sdev->caps.max_inline_data,
-		.max_sge = SHCA_HW_MAX_SGE,
-	};
+	struct shca_alloc_ucontext_resp resp;
 
+	shca_ucontext_resp(to_shca_dev(ibuc->device), &resp);
 	return uverbs_copy_to_struct_or_zero(attrs,
 					     SHCA_ATTR_QUERY_CONTEXT_RESP,
 					     &resp, sizeof(resp));
