@@ -25,15 +25,27 @@ if [ -f "$dir/.shca-unpacked" ]; then
 	exit 0
 fi
 
+# Debian publishes the signed image some days after the unsigned one it
+# is built from (same kernel, same modules); either will do.
+stock_image() {
+	if [ -n "$(apt-cache madison "linux-image-$rel" 2>/dev/null)" ]; then
+		echo "linux-image-$rel"
+	else
+		echo "linux-image-$rel-unsigned"
+	fi
+}
+
+stock_download() {
+	cd "$dir/debs" && apt-get download -q "$(stock_image)" \
+		"linux-headers-$rel" "linux-headers-$abi-common" \
+		"linux-kbuild-$abi"
+}
+
 rm -rf "$dir"
 mkdir -p "$dir/debs" "$root"
 shca_log "downloading stock kernel $rel"
-(cd "$dir/debs" && apt-get download -q \
-	"linux-image-$rel" "linux-headers-$rel" \
-	"linux-headers-$abi-common" "linux-kbuild-$abi" >&2 2>/dev/null) ||
-	(cd "$dir/debs" && apt-get update -qq >&2 && apt-get download -q \
-	"linux-image-$rel" "linux-headers-$rel" \
-	"linux-headers-$abi-common" "linux-kbuild-$abi" >&2) ||
+(stock_download >&2 2>/dev/null) ||
+	(apt-get update -qq >&2 && stock_download >&2) ||
 	shca_die "cannot download the stock kernel packages for $rel"
 for deb in "$dir"/debs/*.deb; do
 	dpkg-deb -x "$deb" "$root"
