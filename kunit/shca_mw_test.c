@@ -625,6 +625,52 @@ static void shca_test_mw_dereg_mr_busy(struct kunit *test)
 	m->freed = true;
 }
 
+/*
+ * A type 2 window goes with its QP: destroying the QP invalidates the
+ * window and lets go of its region, and a QP handed the same QPN at once,
+ * of the same protection domain, takes no access through the old key.
+ */
+static void shca_test_mw_type2_qp_destroyed(struct kunit *test)
+{
+	struct shca_tq *a1 = shca_test_tq_new(test), *b1 = shca_test_tq_new(test);
+	struct shca_tq *a2 = shca_test_tq_new(test), *b2 = shca_test_tq_new(test);
+	struct shca_test_srq *s;
+	struct shca_test_mpt *m;
+	struct shca_mw_win *w;
+	struct ib_device *dev;
+	u32 key, qpn;
+
+	dev = shca_test_add(test, SHCA_TEST_DEV, shca_test_netdev(test));
+	s = shca_test_srq_new(test, dev, 8, 0, 1);
+	shca_test_tq_init(test, a1, dev, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b1, dev, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_tq_init(test, a2, dev, IB_QPT_RC, NULL, 16, 8);
+	shca_test_connect(test, a1, b1);
+	m = shca_test_pbl_mpt(test, b1, SHCA_MW_OFF);
+	KUNIT_ASSERT_EQ(test, 0, shca_mw_mr_access(m, SHCA_MW_MR_ACCESS));
+	w = shca_mw_alloc(test, b1->pd, SHCA_MW_TYPE_2);
+	key = shca_mw_variant(w->key, 0x61);
+	shca_mw_bind(test, b1, 1, w->key, key, m->key, m->pbl[0], PAGE_SIZE,
+		     SHCA_MW_RW);
+	shca_test_expect(test, b1, IB_WC_SUCCESS, 1);
+	shca_mw_write_expect(test, a1, key, m->pbl[0], IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, -EBUSY, shca_mw_free_key(m->sdev, m->key));
+
+	qpn = b1->qp->qp_num;
+	KUNIT_ASSERT_EQ(test, 0, ib_destroy_qp(b1->qp));
+	b1->qp = NULL;
+	KUNIT_ASSERT_EQ(test, 0, shca_hw_set_next_qpn(m->sdev->hw, qpn));
+	shca_test_tq_init(test, b2, dev, IB_QPT_RC, s->srq, 16, 8);
+	KUNIT_ASSERT_EQ(test, qpn, b2->qp->qp_num);
+	KUNIT_ASSERT_PTR_EQ(test, b1->pd, b2->pd);
+	shca_test_connect(test, a2, b2);
+	shca_mw_write_expect(test, a2, m->key, m->pbl[0], IB_WC_SUCCESS);
+	shca_mw_write_expect(test, a2, key, m->pbl[0], IB_WC_REM_ACCESS_ERR);
+	/* No window holds the region now. */
+	KUNIT_EXPECT_EQ(test, 0, shca_mw_free_key(m->sdev, m->key));
+	m->freed = true;
+}
+
 /* ALLOC_MW refuses a type it does not know, and a PD out of range. */
 static void shca_test_mw_alloc_bad_input(struct kunit *test)
 {
@@ -651,6 +697,7 @@ static struct kunit_case shca_mw_cases[] = {
 	KUNIT_CASE(shca_test_mw_type1_rules),
 	KUNIT_CASE(shca_test_mw_type2_wrong_qp),
 	KUNIT_CASE(shca_test_mw_dereg_mr_busy),
+	KUNIT_CASE(shca_test_mw_type2_qp_destroyed),
 	KUNIT_CASE(shca_test_mw_alloc_bad_input),
 	{}
 };

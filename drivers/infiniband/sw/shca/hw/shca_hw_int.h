@@ -120,6 +120,12 @@ struct shca_hw_qp;
  */
 typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
 
+/*
+ * The MPT table's mark on a type 2 window bound to a QP (XA_MARK_0 is the
+ * allocator's).
+ */
+#define SHCA_HW_MPT_QP_MARK	XA_MARK_1
+
 /**
  * struct shca_hw_mpt - a memory protection table entry
  * @ref: lookups in flight, plus one while the entry is in the table
@@ -144,7 +150,8 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  *	reference.  FREE_MPT and REREG_MPT refuse a region with windows.
  * @dying: FREE_MPT is releasing the entry: no window binds to it
  * @mw_type: for a window, enum shca_hw_mw_type
- * @qpn: for a bound type 2 window, the QP it is bound to
+ * @qpn: for a bound type 2 window, the QP it is bound to; destroying
+ *	the QP invalidates the window
  * @mr: for a bound window, the region it is a range of, referenced; a
  *	window's @iova and @length are its range in @mr's address space
  * @dm: for DM entries, the allocation the entry maps, once written
@@ -700,6 +707,7 @@ bool shca_hw_mw_check(struct shca_hw_mpt *mw, u32 key, u32 pdn, u32 qpn,
 		      struct shca_hw_mem_seg *seg);
 bool shca_hw_mw_invalidate(struct shca_hw_mpt *mw, u32 pdn, u32 qpn, u32 key,
 			   bool remote);
+void shca_hw_mw_qp_gone(struct shca_hw *hw, u32 qpn);
 void shca_hw_mw_unbind(struct shca_hw_mpt *mw);
 /* shca_hw_dm.c */
 int shca_hw_dm_init(struct shca_hw *hw);

@@ -20,7 +20,13 @@
  *
  * A bound window holds a reference to its region and counts in its mws:
  * FREE_MPT and REREG_MPT of the region are refused (BUSY) until no window
- * is bound to it.  Lock order: a window's lock, then its region's.
+ * is bound to it.  A type 2 window bound to a QP carries SHCA_HW_MPT_QP_MARK
+ * in the MPT table: when the QP is destroyed, its windows are invalidated
+ * before its QPN can be handed out again, so a new QP of that number never
+ * takes accesses through an old QP's window.
+ *
+ * Lock order: the command mutex, a window's lock, its region's lock, the
+ * MPT table's lock.
  */
 #include <linux/array_size.h>
 #include <linux/slab.h>
@@ -195,6 +201,13 @@ u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
 		mw->qpn = mw->mw_type == SHCA_MW_TYPE_2 ? qpn : 0;
 		mw->valid = true;
 		mr = NULL;
+		if (mw->qpn) {
+			/* Interrupts are off: the table's lock is irqsafe. */
+			xa_lock(&hw->mpts);
+			__xa_set_mark(&hw->mpts, mw->index,
+				      SHCA_HW_MPT_QP_MARK);
+			xa_unlock(&hw->mpts);
+		}
 	}
 	status = SHCA_CQE_OK;
 unlock:
@@ -281,6 +294,39 @@ bool shca_hw_mw_invalidate(struct shca_hw_mpt *mw, u32 pdn, u32 qpn, u32 key,
 	if (mr)
 		shca_hw_mpt_put(mr);
 	return ok;
+}
+
+/**
+ * shca_hw_mw_qp_gone() - invalidate the type 2 windows bound to a QP
+ * @hw: the device, its command mutex held
+ * @qpn: the QP, fenced: it binds no window and takes no access now
+ *
+ * Called before the QPN is free again.  The command mutex keeps every
+ * entry this finds in the table: only FREE_MPT, under it, takes one out.
+ * A mark left on a window invalidated some other way goes too.
+ */
+void shca_hw_mw_qp_gone(struct shca_hw *hw, u32 qpn)
+{
+	struct shca_hw_mpt *mw, *mr;
+	unsigned long index;
+	bool stale;
+
+	lockdep_assert_held(&hw->cmd_mutex);
+	xa_for_each_marked(&hw->mpts, index, mw, SHCA_HW_MPT_QP_MARK) {
+		mr = NULL;
+		spin_lock_irq(&mw->lock);
+		stale = !mw->valid || mw->qpn == qpn;
+		if (mw->valid && mw->qpn == qpn)
+			mr = shca_hw_mw_detach(mw);
+		if (stale) {
+			xa_lock(&hw->mpts);
+			__xa_clear_mark(&hw->mpts, index, SHCA_HW_MPT_QP_MARK);
+			xa_unlock(&hw->mpts);
+		}
+		spin_unlock_irq(&mw->lock);
+		if (mr)
+			shca_hw_mpt_put(mr);
+	}
 }
 
 /**

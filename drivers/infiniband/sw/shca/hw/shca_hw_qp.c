@@ -594,6 +594,8 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	shca_hw_evsrc_del(hw, &qp->ev);
 	shca_hw_qp_unlink(qp);
 	mutex_lock(&hw->cmd_mutex);
+	/* Its windows go before its QPN can be reissued. */
+	shca_hw_mw_qp_gone(hw, qp->qpn);
 	xa_erase_irq(&hw->qps, qp->qpn);
 	hw->nr_qps--;
 	mutex_unlock(&hw->cmd_mutex);
