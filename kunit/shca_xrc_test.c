@@ -2,13 +2,16 @@
 /*
  * KUnit suite shca_xrc: XRC domains, XRC SRQs, XRC initiator and target
  * QPs through ib_core, delivery to the SRQ a message names, the refusals,
- * and the sweep of one target QP's CQEs from a CQ it shares.
+ * and the sweep of one target QP's CQEs from a CQ it shares, also with the
+ * target held between its fence and its sweep while a neighbour target's
+ * traffic goes on and the consumer polls.
  *
  * Kernel work requests cannot name a remote SRQ (struct ib_send_wr has no
  * field for it), so the initiator's sends are written into its ring here,
  * as libshca writes a process's, and doorbelled.
  */
 #include <kunit/test.h>
+#include <linux/kthread.h>
 #include <linux/slab.h>
 
 #include "shca_test.h"
@@ -323,11 +326,165 @@ static void shca_test_xrc_sweep(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ib_dealloc_xrcd_user(xrcd, NULL));
 }
 
+#define XRC_HOLD_WAIT	(5 * HZ)
+
+/* A destroy or reset of a target QP on a thread of its own. */
+struct xrc_async {
+	struct ib_qp *qp;
+	struct shca_hw_window *win;
+	bool reset;
+	int ret;
+	struct completion done;
+};
+
+static int xrc_async_fn(void *arg)
+{
+	struct xrc_async *a = arg;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+
+	a->ret = a->reset ? ib_modify_qp(a->qp, &attr, IB_QP_STATE) :
+			    ib_destroy_qp(a->qp);
+	complete_all(&a->done);
+	return 0;
+}
+
+/* On the way out, even after a failed assertion: let it finish. */
+static void xrc_async_wait(void *arg)
+{
+	struct xrc_async *a = arg;
+
+	shca_hw_window_release(a->win);
+	wait_for_completion(&a->done);
+	shca_hw_window_set_qpn(a->win, 0);
+}
+
+static const bool xrc_race_reset[] = { false, true };
+
+static void xrc_race_desc(const bool *reset, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", *reset ? "reset" : "destroy");
+}
+
+KUNIT_ARRAY_PARAM(xrc_race, xrc_race_reset, xrc_race_desc);
+
+/* Send from @ini to @srqn and wait until it is acknowledged. */
+static void xrc_send_acked(struct xrc_env *e, struct ib_qp *ini, u32 srqn,
+			   u64 wr_id)
+{
+	struct ib_wc wc;
+
+	xrc_send(e, ini, srqn, wr_id, 0);
+	xrc_poll(e, e->scq, &wc, 1);
+	KUNIT_EXPECT_EQ(e->test, IB_WC_SUCCESS, wc.status);
+	KUNIT_EXPECT_EQ(e->test, wr_id, wc.wr_id);
+}
+
+/*
+ * Two targets deliver into one SRQ and its CQ.  The victim's destroy (or
+ * reset) is held between its fence and its sweep: meanwhile the
+ * neighbour receives another message and the consumer polls the
+ * neighbour's first, and nothing is swept.  Released, the sweep removes
+ * the victim's two CQEs and returns their slots to the SRQ; the
+ * neighbour's second CQE is still there, whole.
+ */
+static void shca_test_xrc_sweep_in_fence_window(struct kunit *test)
+{
+	const bool *reset = test->param_value;
+	struct xrc_env *e = xrc_env_new(test);
+	struct ib_xrcd *xrcd = xrc_xrcd(e);
+	struct ib_srq *srq = xrc_srq(e, xrcd);
+	struct shca_srq *ssrq = to_shca_srq(srq);
+	struct ib_qp *tgt[2], *ini[2];
+	u32 srqn = srq->ext.xrc.srq_num;
+	struct shca_hw_window *win;
+	struct task_struct *t;
+	struct xrc_async *a;
+	u64 swept, passes;
+	u32 nr_free;
+	struct ib_wc wc[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		tgt[i] = xrc_qp(e, IB_QPT_XRC_TGT, xrcd);
+		ini[i] = xrc_qp(e, IB_QPT_XRC_INI, NULL);
+		KUNIT_ASSERT_EQ(test, 0, xrc_connect(e, tgt[i], ini[i]->qp_num));
+		KUNIT_ASSERT_EQ(test, 0, xrc_connect(e, ini[i], tgt[i]->qp_num));
+	}
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, 0, xrc_post_recv(e, srq, 10 + i, 1024));
+	/* Neighbour, victim, victim: receives 10, 11 and 12. */
+	xrc_send_acked(e, ini[1], srqn, 1);
+	xrc_send_acked(e, ini[0], srqn, 2);
+	xrc_send_acked(e, ini[0], srqn, 3);
+	shca_test_wait_cqes(test, e->cq, 3);
+	swept = shca_test_drv_counter(e->dev, SHCA_DRV_CNT_SWEPT);
+
+	a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	a->qp = tgt[0];
+	a->reset = *reset;
+	a->win = shca_hw_window(to_shca_dev(e->dev)->hw, SHCA_WIN_FENCE_SWEEP);
+	win = a->win;
+	init_completion(&a->done);
+	shca_hw_window_set_qpn(win, tgt[0]->qp_num);
+	passes = shca_hw_window_passes(win);
+	shca_hw_window_arm(win);
+	t = kthread_run(xrc_async_fn, a, "shca_xrc_race");
+	if (IS_ERR(t)) {
+		shca_hw_window_release(win);
+		shca_hw_window_set_qpn(win, 0);
+		KUNIT_FAIL_AND_ABORT(test, "no thread: %ld", PTR_ERR(t));
+	}
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, xrc_async_wait,
+							   a));
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, XRC_HOLD_WAIT));
+	KUNIT_EXPECT_EQ(test, passes + 1, shca_hw_window_passes(win));
+
+	/* In the window: the neighbour's traffic and the consumer go on. */
+	xrc_send_acked(e, ini[1], srqn, 4);
+	shca_test_wait_cqes(test, e->cq, 4);
+	KUNIT_ASSERT_EQ(test, 1, ib_poll_cq(e->cq, 1, wc));
+	KUNIT_EXPECT_PTR_EQ(test, tgt[1], wc[0].qp);
+	KUNIT_EXPECT_EQ(test, 10ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc[0].status);
+	KUNIT_EXPECT_FALSE(test, completion_done(&a->done));
+	KUNIT_EXPECT_EQ(test, swept,
+			shca_test_drv_counter(e->dev, SHCA_DRV_CNT_SWEPT));
+	nr_free = READ_ONCE(ssrq->nr_free);
+
+	shca_hw_window_release(win);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&a->done,
+							    XRC_HOLD_WAIT));
+	KUNIT_ASSERT_EQ(test, 0, a->ret);
+	KUNIT_EXPECT_EQ(test, swept + 2,
+			shca_test_drv_counter(e->dev, SHCA_DRV_CNT_SWEPT));
+	KUNIT_EXPECT_EQ(test, nr_free + 2, READ_ONCE(ssrq->nr_free));
+	/* The neighbour's second message, and nothing of the victim. */
+	KUNIT_ASSERT_EQ(test, 1, ib_poll_cq(e->cq, 2, wc));
+	KUNIT_EXPECT_PTR_EQ(test, tgt[1], wc[0].qp);
+	KUNIT_EXPECT_EQ(test, 13ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc[0].status);
+	KUNIT_EXPECT_EQ(test, ini[1]->qp_num, wc[0].src_qp);
+	KUNIT_EXPECT_EQ(test, 0ULL,
+			shca_test_drv_counter(e->dev, SHCA_DRV_CNT_STRAY));
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
+
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(ini[i]));
+	if (*reset)
+		KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(tgt[0]));
+	KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(tgt[1]));
+	ib_destroy_srq(srq);
+	KUNIT_EXPECT_EQ(test, 0, ib_dealloc_xrcd_user(xrcd, NULL));
+}
+
 static struct kunit_case shca_xrc_cases[] = {
 	KUNIT_CASE(shca_test_xrc_ebusy),
 	KUNIT_CASE(shca_test_xrc_bad_create),
 	KUNIT_CASE(shca_test_xrc_delivery),
 	KUNIT_CASE(shca_test_xrc_sweep),
+	KUNIT_CASE_PARAM(shca_test_xrc_sweep_in_fence_window,
+			 xrc_race_gen_params),
 	{}
 };
 
