@@ -136,6 +136,23 @@ static uint64_t shca_send_ops(enum ibv_qp_type type)
 }
 
 /*
+ * Whether @attr names an object of another context.  The kernel looks
+ * handles up in the context the command comes through, so a foreign
+ * object's handle would name one of this context's, or none.
+ */
+static bool shca_qp_foreign(struct ibv_context *ibctx,
+			    const struct ibv_qp_init_attr_ex *attr)
+{
+	return (attr->send_cq && attr->send_cq->context != ibctx) ||
+	       (attr->recv_cq && attr->recv_cq->context != ibctx) ||
+	       (attr->srq && attr->srq->context != ibctx) ||
+	       ((attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd &&
+		attr->pd->context != ibctx) ||
+	       ((attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) && attr->xrcd &&
+		attr->xrcd->context != ibctx);
+}
+
+/*
  * An XRC target QP is the kernel's: no rings, no driver data, and its
  * receives complete in the CQs of the XRC SRQs they name.
  */
@@ -148,6 +165,7 @@ static struct ibv_qp *shca_create_xrc_tgt(struct ibv_context *ibctx,
 	int ret;
 
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+	    attr->xrcd->context != ibctx ||
 	    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
 		errno = EINVAL;
 		return NULL;
@@ -216,7 +234,8 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	 * An initiator sends only: no SRQ.  A receive CQ is ignored, as the
 	 * kernel ignores it (rdma-core's own tests pass one).
 	 */
-	if (attr->qp_type == IBV_QPT_XRC_SEND && attr->srq) {
+	if ((attr->qp_type == IBV_QPT_XRC_SEND && attr->srq) ||
+	    shca_qp_foreign(ibctx, attr)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -201,7 +201,9 @@ struct ibv_srq *shca_create_srq_ex(struct ibv_context *ibctx,
 	    attr->pd->context != ibctx ||
 	    (type == IBV_SRQT_XRC &&
 	     (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
-	      !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq))) {
+	      attr->xrcd->context != ibctx ||
+	      !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq ||
+	      attr->cq->context != ibctx))) {
 		errno = EINVAL;
 		return NULL;
 	}

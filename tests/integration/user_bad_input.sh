@@ -9,9 +9,10 @@
 # refusing deregistration, posting to a QP in RESET;
 # extended CQs (refused attributes, both poll APIs alike, completion
 # timestamps); device memory (bad sizes, copies and MR ranges past a DM's
-# end, a DM in use, foreign handles); thread and parent domains (allocator
-# calls, lock-free objects, EBUSY, foreign and bad arguments) and imported
-# contexts, PDs and MRs.  The harness fails the run on any kernel report;
+# end, a DM in use, foreign handles); XRC (missing and foreign parts, SRQ
+# numbers of no SRQ or of another domain, a domain and CQ in use); thread
+# and parent domains (allocator calls, lock-free objects, EBUSY, foreign
+# and bad arguments) and imported contexts, PDs and MRs.  The harness fails the run on any kernel report;
 # each case ends with traffic flowing.
 . "$(dirname "$0")/../lib.sh"
 
@@ -21,7 +22,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 [ -x "$t" ] || fail "no $t; run scripts/build-user.sh"
 
 failed=0
-for c in udata mmap rings mr mw flush reset cqex pdom resize dm; do
+for c in udata mmap rings mr mw flush reset cqex pdom resize dm xrc; do
 	echo "--- $c"
 	timeout 120 "$t" shca0 $c | tee "$SHCA_OUT/uverbs-$c.txt" || failed=1
 	grep -q '^ok ' "$SHCA_OUT/uverbs-$c.txt" || failed=1

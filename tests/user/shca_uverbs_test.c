@@ -40,6 +40,9 @@
  *                                   foreign handles; DM MR traffic
  *   shca_uverbs_test DEV dm_step    one ibv_alloc_dm(): prints 0 or -errno
  *                                   (fault_cmd.sh's ALLOC_DM)
+ *   shca_uverbs_test DEV xrc        XRC: missing and foreign parts, SRQ
+ *                                   numbers of no SRQ or another domain,
+ *                                   a domain and CQ in use; traffic
  *   shca_uverbs_test DEV xrcd_step  one ibv_open_xrcd(): prints 0 or -errno
  *                                   (fault_cmd.sh's ALLOC_XRCD)
  *   shca_uverbs_test DEV odp_step   one prefetch of an ODP MR: prints 0,
@@ -2026,6 +2029,254 @@ static void test_dm_step(void)
 }
 
 /* fault_cmd.sh's ALLOC_XRCD: one ibv_open_xrcd(); prints 0 or -errno. */
+/* --- XRC ---------------------------------------------------------------- */
+
+static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx)
+{
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+
+	return ibv_open_xrcd(ctx, &a);
+}
+
+/* An XRC SRQ; @mask drops init attributes from the comp_mask. */
+static struct ibv_srq *xsrq_new(struct ibv_context *ctx, struct ibv_pd *pd,
+				struct ibv_xrcd *xrcd, struct ibv_cq *cq,
+				uint32_t max_wr, uint32_t mask)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = max_wr, .max_sge = 1 },
+		.comp_mask = (IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			      IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ) &
+			     ~mask,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = xrcd, .cq = cq,
+	};
+
+	return ibv_create_srq_ex(ctx, &a);
+}
+
+/* An XRC initiator on @cq, or (@xrcd set) a target of @xrcd. */
+static struct ibv_qp *xrc_qp(struct ibv_context *ctx, struct ibv_pd *pd,
+			     struct ibv_cq *cq, struct ibv_xrcd *xrcd,
+			     struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_XRC_SEND, .send_cq = cq, .recv_cq = cq,
+		.srq = srq, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+
+	if (xrcd) {
+		memset(&a, 0, sizeof(a));
+		a.qp_type = IBV_QPT_XRC_RECV;
+		a.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+		a.xrcd = xrcd;
+	}
+	return ibv_create_qp_ex(ctx, &a);
+}
+
+/* An XRC QP from RESET to RTS (initiator) or RTR (target), to @dest. */
+static int xrc_connect(struct ibv_context *ctx, struct ibv_qp *qp,
+		       uint32_t dest)
+{
+	int tgt = qp->qp_type == IBV_QPT_XRC_RECV;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	union ibv_gid gid;
+
+	if (ibv_query_gid(ctx, 1, GIDX, &gid) ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = GIDX;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC |
+			   IBV_QP_MIN_RNR_TIMER : 0)))
+		return -1;
+	if (tgt)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 10;
+	a.retry_cnt = 1;
+	a.rnr_retry = 1;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* An XRC send of @len bytes at @addr to SRQ @srqn; its completion status. */
+static int xrc_send(struct ibv_qp *ini, struct ibv_cq *cq, struct ibv_mr *mr,
+		    void *addr, uint32_t len, uint32_t srqn, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	wr.qp_type.xrc.remote_srqn = srqn;
+	if (ibv_post_send(ini, &wr, &bad))
+		return -1;
+	if (!poll_one(cq, &wc) || wc.wr_id != wr_id)
+		return -2;
+	return wc.status;
+}
+
+/*
+ * XRC: creation with missing or foreign parts, an SRQ number of no SRQ
+ * or of another domain, an XRC domain and CQ in use; traffic through the
+ * target to the right SRQ, whose CQ names the target and the initiator.
+ */
+static void test_xrc(void)
+{
+	struct ibv_context *ctx = open_dev(), *other = open_dev();
+	struct ibv_srq *srq, *srq2, *bsrq, *bad;
+	struct ibv_xrcd *xrcd, *xrcd2, *oxrcd;
+	struct ibv_cq *cq, *scq, *ocq;
+	struct ibv_srq_init_attr battr = { .attr = { .max_wr = 4,
+						     .max_sge = 1 } };
+	struct ibv_qp_open_attr oattr = {};
+	struct ibv_qp *ini, *tgt, *q;
+	uint32_t srqn, srqn2, num;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	char *buf;
+	int st;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	ocq = ibv_create_cq(other, 16, NULL, NULL, 0);
+	xrcd = xrcd_open(ctx);
+	xrcd2 = xrcd_open(ctx);
+	oxrcd = xrcd_open(other);
+	buf = aligned_alloc(4096, BUFSZ);
+	if (!pd || !cq || !scq || !ocq || !xrcd || !xrcd2 || !oxrcd || !buf)
+		die("xrc resources");
+	memset(buf, 0, BUFSZ);
+	mr = ibv_reg_mr(pd, buf, BUFSZ, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		die("xrc mr");
+
+	errno = 0;
+	bad = xsrq_new(ctx, pd, xrcd, scq, 16, IBV_SRQ_INIT_ATTR_CQ);
+	CHECK(!bad && errno == EINVAL, "xrc_srq_without_cq", "errno %d", errno);
+	errno = 0;
+	bad = xsrq_new(ctx, pd, xrcd, ocq, 16, 0);
+	CHECK(!bad && errno == EINVAL, "xrc_srq_foreign_cq", "errno %d", errno);
+	errno = 0;
+	bad = xsrq_new(ctx, pd, oxrcd, scq, 16, 0);
+	CHECK(!bad && errno == EINVAL, "xrc_srq_foreign_xrcd", "errno %d",
+	      errno);
+	errno = 0;
+	bad = xsrq_new(ctx, pd, xrcd, scq, 1U << 31, 0);
+	CHECK(!bad && errno == EINVAL, "xrc_srq_too_deep", "errno %d", errno);
+	errno = 0;
+	q = xrc_qp(ctx, pd, cq, oxrcd, NULL);
+	CHECK(!q && errno == EINVAL, "xrc_tgt_foreign_xrcd", "errno %d", errno);
+	errno = 0;
+	q = xrc_qp(ctx, pd, ocq, NULL, NULL);
+	CHECK(!q && errno == EINVAL, "xrc_ini_foreign_cq", "errno %d", errno);
+	bsrq = ibv_create_srq(pd, &battr);
+	if (!bsrq)
+		die("basic srq");
+	errno = 0;
+	q = xrc_qp(ctx, pd, cq, NULL, bsrq);
+	CHECK(!q && errno == EINVAL, "xrc_ini_with_srq", "errno %d", errno);
+	CHECK(ibv_get_srq_num(bsrq, &num) == EINVAL, "xrc_srq_num_of_basic",
+	      "not refused");
+
+	srq = xsrq_new(ctx, pd, xrcd, scq, 16, 0);
+	srq2 = xsrq_new(ctx, pd, xrcd2, scq, 16, 0);
+	tgt = xrc_qp(ctx, pd, NULL, xrcd, NULL);
+	ini = xrc_qp(ctx, pd, cq, NULL, NULL);
+	if (!srq || !srq2 || !tgt || !ini || ibv_get_srq_num(srq, &srqn) ||
+	    ibv_get_srq_num(srq2, &srqn2))
+		die("xrc objects");
+	if (xrc_connect(ctx, tgt, ini->qp_num) ||
+	    xrc_connect(ctx, ini, tgt->qp_num))
+		die("xrc connect");
+	st = ibv_close_xrcd(xrcd);
+	CHECK(st == EBUSY, "xrc_close_xrcd_in_use", "%d", st);
+	st = ibv_destroy_cq(scq);
+	CHECK(st == EBUSY, "xrc_destroy_srq_cq", "%d", st);
+
+	sge = (struct ibv_sge){ (uintptr_t)buf + 8192, 64, mr->lkey };
+	rwr.wr_id = 7;
+	if (ibv_post_srq_recv(srq, &rwr, &rbad))
+		die("xrc post_srq_recv");
+	snprintf(buf, 64, "through the target");
+	st = xrc_send(ini, cq, mr, buf, 19, srqn, 1);
+	CHECK(st == IBV_WC_SUCCESS && poll_one(scq, &wc) &&
+	      wc.status == IBV_WC_SUCCESS && wc.wr_id == 7 &&
+	      wc.qp_num == tgt->qp_num && wc.src_qp == ini->qp_num &&
+	      !strcmp(buf + 8192, "through the target"), "xrc_traffic",
+	      "send %d, recv %d wr_id %llu qpn %u/%u src %u/%u", st,
+	      wc.status, (unsigned long long)wc.wr_id, wc.qp_num,
+	      tgt->qp_num, wc.src_qp, ini->qp_num);
+
+	/* No SRQ of that number; then one of the other domain. */
+	st = xrc_send(ini, cq, mr, buf, 19, srqn2 + 1000, 2);
+	CHECK(st == IBV_WC_REM_INV_REQ_ERR, "xrc_srqn_of_no_srq", "%d", st);
+	if (reset_qp(ini) || reset_qp(tgt) ||
+	    xrc_connect(ctx, tgt, ini->qp_num) ||
+	    xrc_connect(ctx, ini, tgt->qp_num))
+		die("xrc reconnect");
+	sge.addr = (uintptr_t)buf + 12288;
+	rwr.wr_id = 8;
+	if (ibv_post_srq_recv(srq2, &rwr, &rbad))
+		die("xrc post_srq_recv 2");
+	st = xrc_send(ini, cq, mr, buf, 19, srqn2, 3);
+	CHECK(st == IBV_WC_REM_INV_REQ_ERR && !ibv_poll_cq(scq, 1, &wc) &&
+	      !buf[12288], "xrc_srqn_of_other_domain", "%d", st);
+
+	errno = 0;
+	oattr.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			  IBV_QP_OPEN_ATTR_TYPE;
+	oattr.qp_num = tgt->qp_num;
+	oattr.xrcd = xrcd2;
+	oattr.qp_type = IBV_QPT_XRC_RECV;
+	q = ibv_open_qp(ctx, &oattr);
+	CHECK(!q && errno, "xrc_open_qp_other_domain", "errno %d", errno);
+	oattr.xrcd = xrcd;
+	q = ibv_open_qp(ctx, &oattr);
+	CHECK(q && q->qp_num == tgt->qp_num && !ibv_destroy_qp(q),
+	      "xrc_open_qp", "%s", strerror(errno));
+
+	CHECK(!ibv_destroy_qp(ini) && !ibv_destroy_qp(tgt) &&
+	      !ibv_destroy_srq(srq) && !ibv_destroy_srq(srq2) &&
+	      !ibv_destroy_srq(bsrq) && !ibv_close_xrcd(xrcd) &&
+	      !ibv_close_xrcd(xrcd2) && !ibv_destroy_cq(scq) &&
+	      !ibv_destroy_cq(cq), "xrc_teardown", "%s", strerror(errno));
+	if (ibv_dereg_mr(mr) || ibv_dealloc_pd(pd) || ibv_close_xrcd(oxrcd) ||
+	    ibv_destroy_cq(ocq) || ibv_close_device(other) ||
+	    ibv_close_device(ctx))
+		die("xrc teardown");
+	free(buf);
+	traffic_ok("xrc_device_works_after");
+}
+
 static void test_xrcd_step(void)
 {
 	struct ibv_xrcd_init_attr attr = {
@@ -3502,7 +3753,8 @@ int main(int argc, char **argv)
 		{ "resize", test_resize }, { "rereg_step", test_rereg_step },
 		{ "mw", test_mw }, { "mw_step", test_mw_step },
 		{ "dm", test_dm }, { "dm_step", test_dm_step },
-		{ "xrcd_step", test_xrcd_step }, { "odp_step", test_odp_step },
+		{ "xrc", test_xrc }, { "xrcd_step", test_xrcd_step },
+		{ "odp_step", test_odp_step },
 	};
 	size_t i;
 
