@@ -13,11 +13,22 @@
 
 #include "shca.h"
 
-/* The doorbell: a POST_SEND with no work requests. */
+/*
+ * The doorbell, after the producer index was stored: a POST_SEND with no
+ * work requests, unless the QP's turn is running in the device.  A
+ * running turn reads the producer index again before it stops, and it
+ * clears sq_running, then issues a full barrier, then reads the index;
+ * here the index was stored, then a full barrier, then sq_running read.
+ * So either this sees the turn stopping and rings, or the turn sees the
+ * new WQEs.
+ */
 int shca_ring_sq(struct shca_qp *qp)
 {
 	struct ibv_send_wr *bad;
 
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->dbrec->sq_running, __ATOMIC_RELAXED))
+		return 0;
 	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
 }
 

@@ -643,13 +643,20 @@ struct shca_hw_cq_dbrec {
 };
 
 /**
- * struct shca_hw_qp_dbrec - a QP's doorbell record, written by the driver
- * @sq_pi: send queue producer index
- * @rq_pi: receive queue producer index
+ * struct shca_hw_qp_dbrec - a QP's doorbell record
+ * @sq_pi: send queue producer index, written by the driver
+ * @rq_pi: receive queue producer index, written by the driver
+ * @sq_running: written by the device: nonzero while a turn of the QP is
+ *	executing send WQEs and will read @sq_pi again before it stops.  A
+ *	driver that stores @sq_pi, then a full memory barrier, then finds
+ *	@sq_running set may skip the send doorbell: the device clears it,
+ *	issues a full barrier and reads @sq_pi once more before it stops.
+ *	Zero (ring) is always safe; the device never reads it for a decision.
  */
 struct shca_hw_qp_dbrec {
 	__u32 sq_pi;
 	__u32 rq_pi;
+	__u32 sq_running;
 };
 
 /**

@@ -42,11 +42,14 @@
  * @SHCA_DRV_CNT_SWEPT: CQEs a QP's destroy or reset removed from its CQs
  * @SHCA_DRV_CNT_STRAY: CQEs polled that named no live QP or no outstanding
  *	work; skipped, and always 0 unless the device misbehaves
+ * @SHCA_DRV_CNT_DB_SKIPPED: kernel send doorbells not rung: the QP's turn
+ *	was running and takes the new WQEs on itself
  * @SHCA_DRV_CNT_NUM: number of counters
  */
 enum shca_drv_counter {
 	SHCA_DRV_CNT_SWEPT,
 	SHCA_DRV_CNT_STRAY,
+	SHCA_DRV_CNT_DB_SKIPPED,
 	SHCA_DRV_CNT_NUM,
 };
 
@@ -479,6 +482,7 @@ void shca_eq_pause(struct shca_dev *sdev, bool pause);
 
 /* shca_buf.c */
 void *shca_buf_alloc(size_t ring_bytes, void **dbrec);
+void *shca_buf_alloc_kernel(size_t ring_bytes, void **dbrec);
 size_t shca_buf_len(size_t ring_bytes);
 void shca_buf_free(void *buf);
 

@@ -157,6 +157,24 @@ static int shca_user_doorbell(struct shca_dev *sdev, struct shca_qp *qp,
 	return 0;
 }
 
+/*
+ * A kernel QP's send doorbell, after the producer index was stored:
+ * skipped while the QP's turn is running in the device, which reads the
+ * index again before it stops (struct shca_hw_qp_dbrec).  The index is
+ * stored, then a full barrier, then sq_running read; the turn clears
+ * sq_running, then a full barrier, then reads the index.
+ */
+static void shca_sq_doorbell(struct shca_dev *sdev, struct shca_qp *qp)
+{
+	/* Pairs with the barrier in the model's shca_hw_req_park(). */
+	smp_mb();
+	if (READ_ONCE(qp->dbrec->sq_running)) {
+		atomic64_inc(&sdev->drv_counters[SHCA_DRV_CNT_DB_SKIPPED]);
+		return;
+	}
+	shca_hw_ring_sq(sdev->hw, qp->qpn);
+}
+
 /**
  * shca_post_send() - post work requests to a send queue
  * @ibqp: the QP
@@ -214,7 +232,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 out:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (posted)
-		shca_hw_ring_sq(sdev->hw, qp->qpn);
+		shca_sq_doorbell(sdev, qp);
 	if (err)
 		*bad_wr = wr;
 	return err;

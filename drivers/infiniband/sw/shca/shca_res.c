@@ -20,6 +20,7 @@
 static const char * const shca_drv_counter_names[SHCA_DRV_CNT_NUM] = {
 	[SHCA_DRV_CNT_SWEPT]	= "swept_cqes",
 	[SHCA_DRV_CNT_STRAY]	= "stray_cqes",
+	[SHCA_DRV_CNT_DB_SKIPPED] = "doorbells_skipped",
 };
 
 /*

@@ -41,6 +41,12 @@ struct shca_hw;
  * @SHCA_WIN_MCAST_DELIVER: a UD send to a multicast group has collected
  *	the group's members and not yet looked this member up to deliver
  *	its copy; passed by the sending device, for the member's QPN
+ * @SHCA_WIN_DB_IDLE: a turn found its send queue empty and will stop;
+ *	it has not yet cleared the doorbell record's sq_running, so a
+ *	driver posting now sees it running and rings no doorbell
+ * @SHCA_WIN_DB_RECHECK: the stopping turn has cleared sq_running and
+ *	issued its barrier, and has not yet read the producer index again;
+ *	a driver posting now rings
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
@@ -48,6 +54,8 @@ enum shca_hw_window_id {
 	SHCA_WIN_FENCE_SWEEP,
 	SHCA_WIN_MEM_ACCESS,
 	SHCA_WIN_MCAST_DELIVER,
+	SHCA_WIN_DB_IDLE,
+	SHCA_WIN_DB_RECHECK,
 	SHCA_WIN_NUM,
 };
 

@@ -828,6 +828,9 @@ struct shca_hw_odp_fault {
  * @SHCA_CNT_MCAST_RX: multicast copies received into a receive WQE
  * @SHCA_CNT_ODP_FAULTS: page faults raised on ODP entries
  * @SHCA_CNT_ODP_INVALIDATIONS: INVALIDATE_ODP commands run
+ * @SHCA_CNT_DB_RECHECKS: send WQEs a stopping turn found when it looked at
+ *	the producer index once more, after clearing sq_running: posted by
+ *	a driver that saw the turn running and rang no doorbell
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -854,6 +857,7 @@ enum shca_hw_counter {
 	SHCA_CNT_MCAST_RX,
 	SHCA_CNT_ODP_FAULTS,
 	SHCA_CNT_ODP_INVALIDATIONS,
+	SHCA_CNT_DB_RECHECKS,
 	SHCA_CNT_NUM,
 };
 

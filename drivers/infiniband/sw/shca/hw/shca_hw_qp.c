@@ -178,6 +178,8 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 		qp->rq.log_depth = in->rq.log_depth;
 	}
 	qp->dbrec = in->dbrec;
+	/* The device's field of the record: no turn is running. */
+	WRITE_ONCE(qp->dbrec->sq_running, 0);
 	qp->max_send_sge = in->max_send_sge;
 	qp->max_recv_sge = in->max_recv_sge;
 	qp->max_inline = in->max_inline;
@@ -481,6 +483,8 @@ static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
 		/* Whatever was posted before is not the device's business. */
 		qp->sq.ci = READ_ONCE(qp->dbrec->sq_pi);
 		qp->rq.ci = READ_ONCE(qp->dbrec->rq_pi);
+		/* No turn ran since the fence: every post rings. */
+		WRITE_ONCE(qp->dbrec->sq_running, 0);
 		qp->last_wqe_sent = false;
 	}
 	if (next == SHCA_QPS_SQD && cur != SHCA_QPS_SQD)

@@ -322,6 +322,12 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
 	if (bytes_left)
 		*bytes_left -= bytes;
 	attr = qp->attr;
+	/*
+	 * Running: this turn reads the producer index again before it
+	 * stops, so a driver posting from now on may skip the doorbell.
+	 */
+	if (!READ_ONCE(qp->dbrec->sq_running))
+		WRITE_ONCE(qp->dbrec->sq_running, 1);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	shca_hw_execute(qp, &w, &attr, &res);
@@ -387,6 +393,46 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
 	return res.status == SHCA_CQE_OK;
 }
 
+/*
+ * A turn stops: clear the doorbell record's sq_running, so that drivers
+ * ring again, then look at the producer index once more.  A driver
+ * stores the index, issues a full barrier and reads sq_running; the turn
+ * clears sq_running, issues a full barrier and reads the index.  So
+ * either the driver sees the turn stopping and rings, or the turn sees
+ * the WQE (the same pairing as io_uring's SQ_NEED_WAKEUP).  A turn that
+ * comes again anyway (a retry timer, another doorbell) or cannot run
+ * (paused: restarting kicks every QP) does not need the second look.
+ * Returns true when work is waiting that this turn must take on.
+ */
+static bool shca_hw_req_park(struct shca_hw_qp *qp)
+{
+	struct shca_hw *hw = qp->hw;
+	unsigned long flags;
+	bool more = false;
+	u32 state;
+
+	lockdep_assert_held(&qp->turn_mutex);
+	shca_hw_window_pass(hw, SHCA_WIN_DB_IDLE, qp->qpn);
+	WRITE_ONCE(qp->dbrec->sq_running, 0);
+	/* Pairs with the driver's barrier between sq_pi and sq_running. */
+	smp_mb();
+	shca_hw_window_pass(hw, SHCA_WIN_DB_RECHECK, qp->qpn);
+	if (delayed_work_pending(&qp->engine) || READ_ONCE(hw->engine_paused))
+		return false;
+	spin_lock_irqsave(&qp->lock, flags);
+	state = qp->attr.state;
+	if (qp->fenced || !qp->sq.ring)
+		more = false;
+	else if (state == SHCA_QPS_RTS)
+		more = READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci;
+	else if (state == SHCA_QPS_ERR || state == SHCA_QPS_SQE)
+		more = shca_hw_qp_flush_pending(qp, state == SHCA_QPS_ERR);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (more)
+		shca_hw_count(hw, SHCA_CNT_DB_RECHECKS);
+	return more;
+}
+
 /**
  * shca_hw_req_turn() - run a QP's turn
  * @qp: the QP, its turn_mutex held
@@ -394,7 +440,10 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
  *	no more than SHCA_HW_RUN_BYTES of payload, so that large transfers
  *	still overlap with the process that posts them
  *
- * Runs up to a budget of WQEs.
+ * Runs up to a budget of WQEs.  While it executes them, the doorbell
+ * record says so (sq_running), and WQEs posted meanwhile are taken on
+ * without a doorbell; before it stops, it looks for them once more
+ * (shca_hw_req_park()).
  *
  * Return: true if work is left (the budget ran out, or the caller handed
  * over): the turn goes back in the queue, yielding the unit to other QPs.
@@ -406,8 +455,13 @@ bool shca_hw_req_turn(struct shca_hw_qp *qp, bool caller)
 	int budget;
 
 	lockdep_assert_held(&qp->turn_mutex);
-	for (budget = SHCA_HW_BUDGET; budget; budget--)
-		if (!shca_hw_engine_step(qp, caller ? &bytes : NULL, &handover))
-			return handover;
+	for (budget = SHCA_HW_BUDGET; budget; budget--) {
+		if (shca_hw_engine_step(qp, caller ? &bytes : NULL, &handover))
+			continue;
+		if (handover)
+			return true;
+		if (!shca_hw_req_park(qp))
+			return false;
+	}
 	return true;
 }

@@ -24,7 +24,7 @@
  * Lock order: none of its own.  A pass sleeps with no spinlock held; the
  * CQE publish window is passed with the CQ's write_mutex held, the
  * memory access window with the responder's resp_mutex, the multicast
- * delivery window with only the sender's turn_mutex.
+ * delivery and both doorbell windows with only the QP's turn_mutex.
  */
 #include <kunit/visibility.h>
 #include <linux/delay.h>
@@ -39,6 +39,8 @@ static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_FENCE_SWEEP]	= "fence_sweep",
 	[SHCA_WIN_MEM_ACCESS]	= "mem_access",
 	[SHCA_WIN_MCAST_DELIVER] = "mcast_deliver",
+	[SHCA_WIN_DB_IDLE]	= "db_idle",
+	[SHCA_WIN_DB_RECHECK]	= "db_recheck",
 };
 
 /**
