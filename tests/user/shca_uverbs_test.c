@@ -43,6 +43,10 @@
  *   shca_uverbs_test DEV xrc        XRC: missing and foreign parts, SRQ
  *                                   numbers of no SRQ or another domain,
  *                                   a domain and CQ in use; traffic
+ *   shca_uverbs_test DEV doorbell   posts into a stopping turn held in the
+ *                                   db_idle and db_recheck windows: no
+ *                                   system call while the turn runs, and
+ *                                   the WQE executed exactly once
  *   shca_uverbs_test DEV xrcd_step  one ibv_open_xrcd(): prints 0 or -errno
  *                                   (fault_cmd.sh's ALLOC_XRCD)
  *   shca_uverbs_test DEV odp_step   one prefetch of an ODP MR: prints 0,
@@ -1436,15 +1440,15 @@ static uint32_t cq_pending(struct ibv_cq *ibcq)
 /* --- resizes -------------------------------------------------------------- */
 
 /* Write @val to the debugfs file windows/cqe_publish/@knob of the device. */
-static int window_set(const char *knob, unsigned int val)
+/* Write @val into the debugfs knob @knob of race window @win. */
+static int window_write(const char *win, const char *knob, unsigned int val)
 {
 	char path[256];
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/debug/shca/%s/windows/cqe_publish/%s", devname,
-		 knob);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/shca/%s/windows/%s/%s",
+		 devname, win, knob);
 	f = fopen(path, "w");
 	if (!f)
 		return -1;
@@ -1452,15 +1456,16 @@ static int window_set(const char *knob, unsigned int val)
 	return fclose(f) || ret ? -1 : 0;
 }
 
-static int window_held(void)
+/* Whether a pass stops in race window @win within five seconds. */
+static int window_stopped(const char *win)
 {
 	char path[256];
 	unsigned int v = 0;
 	FILE *f;
 	int i;
 
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/debug/shca/%s/windows/cqe_publish/hold", devname);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/shca/%s/windows/%s/hold",
+		 devname, win);
 	for (i = 0; i < 5000; i++) {
 		f = fopen(path, "r");
 		if (!f)
@@ -1474,6 +1479,16 @@ static int window_held(void)
 		usleep(1000);
 	}
 	return 0;
+}
+
+static int window_set(const char *knob, unsigned int val)
+{
+	return window_write("cqe_publish", knob, val);
+}
+
+static int window_held(void)
+{
+	return window_stopped("cqe_publish");
 }
 
 /* Poll @n completions; they must be successes with wr_ids @first on. */
@@ -2029,6 +2044,118 @@ static void test_dm_step(void)
 }
 
 /* fault_cmd.sh's ALLOC_XRCD: one ibv_open_xrcd(); prints 0 or -errno. */
+/* --- doorbell suppression ------------------------------------------------ */
+
+/*
+ * One of the port's counters (rdma statistic), or ~0 if unreadable.
+ * ib_core's sysfs keeps a read for 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN):
+ * wait that out, so that this read is the device's own.
+ */
+static unsigned long long hw_counter(const char *name)
+{
+	unsigned long long v = ~0ULL;
+	char path[256];
+	FILE *f;
+
+	usleep(20000);
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", devname,
+		 name);
+	f = fopen(path, "r");
+	if (!f)
+		return v;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = ~0ULL;
+	fclose(f);
+	return v;
+}
+
+struct db_post {
+	struct pair *p;
+	uint64_t wr_id;
+};
+
+/* A 64-byte RDMA WRITE from a to b, from a thread of its own. */
+static void *db_post_fn(void *arg)
+{
+	struct db_post *d = arg;
+	struct pair *p = d->p;
+
+	if (post_send(p->a, IBV_WR_RDMA_WRITE, p->mr, p->buf, 64,
+		      (uintptr_t)p->buf + 8192, p->mr->rkey, d->wr_id))
+		die("db post");
+	return NULL;
+}
+
+/*
+ * A post into a stopping turn.  The first WRITE's doorbell runs the
+ * idle QP's turn in the posting thread, which the window stops after
+ * the WRITE; then this thread posts a second one.  In db_idle the turn
+ * still says it runs: the second post makes no system call, and once
+ * released the turn finds the WQE itself (doorbell_rechecks).  In
+ * db_recheck it no longer does: the post rings, and the WQE runs once.
+ */
+static void db_hold_case(struct pair *p, const char *win, uint64_t id)
+{
+	struct db_post d = { p, id };
+	unsigned long long rings, rechecks, after;
+	int idle = !strcmp(win, "db_idle");
+	struct ibv_wc wc;
+	pthread_t poster;
+	int held, first, second, none;
+	char name[64];
+
+	held = !window_write(win, "qpn", p->a->qp_num) &&
+	       !window_write(win, "hold", 1);
+	if (pthread_create(&poster, NULL, db_post_fn, &d))
+		die("pthread_create");
+	held = held && window_stopped(win);
+	first = poll_one(p->cq, &wc) && wc.wr_id == id &&
+		wc.status == IBV_WC_SUCCESS;
+	rings = hw_counter("doorbells");
+	rechecks = hw_counter("doorbell_rechecks");
+	if (post_send(p->a, IBV_WR_RDMA_WRITE, p->mr, p->buf, 64,
+		      (uintptr_t)p->buf + 8192, p->mr->rkey, id + 1))
+		die("db post 2");
+	/* Held: nothing ran it yet. */
+	none = !ibv_poll_cq(p->cq, 1, &wc);
+	snprintf(name, sizeof(name), "db_%s_post_%s", idle ? "idle" : "recheck",
+		 idle ? "skips_the_doorbell" : "rings");
+	CHECK(held && hw_counter("doorbells") == rings + !idle, name,
+	      "held %d, doorbells %llu -> %llu", held, rings,
+	      hw_counter("doorbells"));
+	window_write(win, "hold", 0);
+	window_write(win, "qpn", 0);
+	pthread_join(poster, NULL);
+	second = poll_one(p->cq, &wc) && wc.wr_id == id + 1 &&
+		 wc.status == IBV_WC_SUCCESS && !ibv_poll_cq(p->cq, 1, &wc);
+	snprintf(name, sizeof(name), "db_%s_wqe_runs_once",
+		 idle ? "idle" : "recheck");
+	/*
+	 * In db_recheck the doorbell queued a turn; the stopping one finds
+	 * the WQE too unless that turn is still queued (then it leaves it):
+	 * a worker that already started waits for the turn_mutex instead.
+	 * Either way the WQE runs once.
+	 */
+	after = hw_counter("doorbell_rechecks");
+	CHECK(first && none && second &&
+	      (idle ? after == rechecks + 1 : after - rechecks <= 1), name,
+	      "first %d none %d second %d rechecks %llu -> %llu", first, none,
+	      second, rechecks, after);
+}
+
+static void test_doorbell(void)
+{
+	struct pair p;
+
+	pair_open(&p);
+	db_hold_case(&p, "db_idle", 1);
+	db_hold_case(&p, "db_recheck", 3);
+	pair_close(&p);
+	traffic_ok("db_device_works_after");
+}
+
 /* --- XRC ---------------------------------------------------------------- */
 
 static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx)
@@ -3754,6 +3881,7 @@ int main(int argc, char **argv)
 		{ "mw", test_mw }, { "mw_step", test_mw_step },
 		{ "dm", test_dm }, { "dm_step", test_dm_step },
 		{ "xrc", test_xrc }, { "xrcd_step", test_xrcd_step },
+		{ "doorbell", test_doorbell },
 		{ "odp_step", test_odp_step },
 	};
 	size_t i;
