@@ -9,11 +9,20 @@
  * record of a ring gets a page of its own after it, so that it can be
  * mapped too.  A charge past the limit fails the allocation: no OOM kill,
  * no warning.
+ *
+ * A kernel QP's rings are never mapped: up to SHCA_BUF_SMALL bytes with
+ * the record, they are plain pages (no vmap to set up, no TLB flush when
+ * they go), which was most of what creating and destroying a small kernel
+ * QP cost.  Larger ones stay vmalloc'd: no high-order allocation that a
+ * fragmented machine could not satisfy.
  */
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "shca.h"
+
+#define SHCA_BUF_SMALL	(4 * PAGE_SIZE)
 
 /**
  * shca_buf_alloc() - allocate a ring and its doorbell record page
@@ -37,12 +46,45 @@ void *shca_buf_alloc(size_t ring_bytes, void **dbrec)
 }
 
 /**
- * shca_buf_free() - free what shca_buf_alloc() allocated
+ * shca_buf_alloc_kernel() - allocate a ring nobody maps, and its doorbell
+ *	record page
+ * @ring_bytes: bytes of ring
+ * @dbrec: set to the doorbell record page, right after the ring
+ *
+ * Like shca_buf_alloc(), but up to SHCA_BUF_SMALL bytes the memory comes
+ * from kmalloc(): for rings only the kernel reads and writes.  Page-aligned
+ * either way (kmalloc() aligns a power-of-two size to itself, and hands
+ * larger ones to the page allocator).
+ *
+ * Return: the buffer, starting with the ring, or NULL.
+ */
+void *shca_buf_alloc_kernel(size_t ring_bytes, void **dbrec)
+{
+	size_t ring = PAGE_ALIGN(ring_bytes);
+	void *buf;
+
+	if (ring < ring_bytes || ring + PAGE_SIZE < ring)
+		return NULL;
+	if (ring + PAGE_SIZE > SHCA_BUF_SMALL)
+		return shca_buf_alloc(ring_bytes, dbrec);
+	buf = kzalloc(ring + PAGE_SIZE, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (buf && WARN_ON_ONCE(!PAGE_ALIGNED(buf))) {
+		kfree(buf);
+		return NULL;
+	}
+	if (buf)
+		*dbrec = buf + ring;
+	return buf;
+}
+
+/**
+ * shca_buf_free() - free what shca_buf_alloc() or shca_buf_alloc_kernel()
+ *	allocated
  * @buf: the buffer; NULL is allowed
  */
 void shca_buf_free(void *buf)
 {
-	vfree(buf);
+	kvfree(buf);
 }
 
 /**

@@ -188,7 +188,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   sizeof(struct shca_hw_send_wqe) << qp->sq.log_depth;
 	rq_bytes = !has_rq ? 0 :
 		   sizeof(struct shca_hw_recv_wqe) << qp->rq.log_depth;
-	qp->buf = shca_buf_alloc(sq_bytes + rq_bytes, &dbrec);
+	qp->buf = qp->user ? shca_buf_alloc(sq_bytes + rq_bytes, &dbrec) :
+		  shca_buf_alloc_kernel(sq_bytes + rq_bytes, &dbrec);
 	if (!qp->buf) {
 		err = -ENOMEM;
 		goto err_free;
