@@ -38,11 +38,20 @@
  *
  *   release
  *	Destroys what "hold" created.
+ *
+ *   copy BYTES MS
+ *	The yardstick for bandwidth: the kernel's own memcpy() of BYTES
+ *	(at most 1 MiB) from one page-aligned buffer to another, over and
+ *	over for MS milliseconds on the CPU the command runs on, the way
+ *	the device copies a message's payload.  Reports the copy rate in
+ *	MB/s (10^6 bytes a second) and in MiB/s (2^20, perftest's MB).
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/math64.h>
 #include <linux/module.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
@@ -209,6 +218,47 @@ static int kb_sweep(u32 depth, u32 entries, u32 share, u32 reps)
 out:
 	kfree(ns);
 	vfree(ring);
+	return err;
+}
+
+/* ---- the copy yardstick ---------------------------------------------- */
+
+#define KB_MAX_COPY	SZ_1M
+
+static int kb_copy(u32 bytes, u32 ms)
+{
+	u64 t0, end, ns, copies = 0;
+	void *src, *dst;
+	int err = 0;
+
+	if (!bytes || bytes > KB_MAX_COPY || !ms || ms > KB_MAX_MS)
+		return -EINVAL;
+	src = vmalloc(bytes);
+	dst = vmalloc(bytes);
+	if (!src || !dst) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(src, 0x5a, bytes);
+	memset(dst, 0, bytes);
+	t0 = ktime_get_ns();
+	end = t0 + (u64)ms * NSEC_PER_MSEC;
+	do {
+		memcpy(dst, src, bytes);
+		copies++;
+		cond_resched();
+	} while (ktime_get_ns() < end);
+	ns = ktime_get_ns() - t0;
+	if (memcmp(dst, src, bytes)) {
+		err = -EIO;
+		goto out;
+	}
+	kb_add_result("copy bytes=%u copies=%llu ns=%llu mbps=%llu mibps=%llu\n",
+		      bytes, copies, ns, div64_u64(copies * bytes * 1000, ns),
+		      div64_u64(copies * bytes * NSEC_PER_SEC, ns * SZ_1M));
+out:
+	vfree(dst);
+	vfree(src);
 	return err;
 }
 
@@ -667,6 +717,10 @@ static int kb_run(int argc, char **argv)
 	if (!strcmp(argv[0], "sweep") && argc == 5) {
 		err = kb_nums(argv + 1, v, 4);
 		return err ?: kb_sweep(v[0], v[1], v[2], v[3]);
+	}
+	if (!strcmp(argv[0], "copy") && argc == 3) {
+		err = kb_nums(argv + 1, v, 2);
+		return err ?: kb_copy(v[0], v[1]);
 	}
 	if (!strcmp(argv[0], "release") && argc == 1) {
 		kb_release();

@@ -47,6 +47,6 @@ for dev in shca_b rxe_b; do
 	nvme_port_down 2
 	note "nvme over $dev ($((n - 1)) I/O queues): 4 KiB random read ${nvme_iops[$dev]} kIOPS, 128 KiB read ${nvme_bw[$dev]} MB/s"
 done
-echo "nvme_randread,4096,$((n - 1)),kIOPS,${nvme_iops[shca_b]},${nvme_iops[rxe_b]}" >> "$dir/perftest.csv"
-echo "nvme_seqread,131072,$((n - 1)),MB/s,${nvme_bw[shca_b]},${nvme_bw[rxe_b]}" >> "$dir/perftest.csv"
+echo "nvme_randread,4096,$((n - 1)),kIOPS,${nvme_iops[shca_b]},${nvme_iops[rxe_b]},," >> "$dir/perftest.csv"
+echo "nvme_seqread,131072,$((n - 1)),MB/s,${nvme_bw[shca_b]},${nvme_bw[rxe_b]},," >> "$dir/perftest.csv"
 nvme_cleanup

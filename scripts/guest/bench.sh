@@ -131,10 +131,22 @@ fi
 # taken as printed.
 perf_tries=1
 [ "$(nproc)" -gt 1 ] && perf_tries=5
+# busy: the CPU time every vCPU spent busy since boot, in USER_HZ ticks
+# (user, nice, system, irq, softirq, steal of /proc/stat's "cpu" line).
+hz=$(getconf CLK_TCK)
+busy() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+# cpu_per_msg T0 T1 MSGS: busy microseconds, all vCPUs together, per
+# message between busy readings T0 and T1.
+cpu_per_msg() {
+	awk -v a="$1" -v b="$2" -v n="$3" -v hz="$hz" \
+		'BEGIN { printf "%.2f\n", (b - a) * 1e6 / hz / n }'
+}
 perf() {
 	local dev=$1 name=$2 tool=$3 bytes=$4 qps=$5 iters=$6 args line try
 	local ccpu=$(($(nproc) > 1 ? 1 : 0)) run=perf-$dev-$name-$bytes-$qps
-	local field=5 unit=Mpps uncal=0
+	local field=5 unit=Mpps uncal=0 t0 t1
 	case $name in
 	*_lat) unit=usec ;;
 	*) [ "$bytes" -le 4096 ] || { field=4; unit=MB/s; } ;;
@@ -142,8 +154,10 @@ perf() {
 	args="-d $dev -x ${gid[$dev]} -F -s $bytes -n $iters"
 	[ "$qps" -eq 1 ] || args+=" -q $qps"
 	for ((try = 1; try <= perf_tries; try++)); do
+		t0=$(busy)
 		pair "$run" "taskset -c 0 $tool $args" \
 			"taskset -c $ccpu $tool $args 127.0.0.1" >> "$log"
+		t1=$(busy)
 		uncal=0
 		grep -q '^Correlation coefficient' "$SHCA_OUT/$run.client" ||
 			break
@@ -154,22 +168,44 @@ perf() {
 		"$SHCA_OUT/$run.client" | tail -n 1)
 	[ -n "$line" ] || fail "$dev $name: no results line"
 	if [ $uncal -eq 1 ] && [ $perf_tries -gt 1 ]; then
-		echo "nan $unit"
+		echo "nan $unit nan"
 	else
-		echo "$line" | awk -v f=$field -v u=$unit '{ print $f, u }' |
+		echo "$line $(cpu_per_msg "$t0" "$t1" $((iters * qps)))" |
+			awk -v f=$field -v u=$unit '{ print $f, u, $NF }' |
 			sed -E 's/^(inf|-?nan) /nan /'
 	fi
 }
 
-echo "test,bytes,qps,unit,shca,rxe" > "$dir/perftest.csv"
+# shca_cpu and rxe_cpu: busy CPU microseconds per message, both vCPUs
+# together, over the whole perftest run: its start-up (connecting, and
+# perftest's CPU clock measurement) is in it, so only long runs mean
+# much; verbs_rate's rows time the loop alone.  The two processes poll,
+# so this is at least the wall time twice over; a device that runs work
+# on a spare CPU shows it here.
+# The yardstick for bandwidth: the kernel's own memcpy() of 64 KiB, in
+# this boot, on the vCPU the clients run on (shca_kbench's copy; MiB/s,
+# the unit of perftest's MB/sec).  The report gives shca's 64 KiB
+# bandwidths as a share of it.
+copy_ms=$((smoke ? 100 : 1000))
+taskset -c $(($(nproc) > 1 ? 1 : 0)) \
+	sh -c "echo copy 65536 $copy_ms > /sys/kernel/debug/shca_kbench/run" ||
+	fail "shca_kbench: copy failed"
+copy=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^mibps=/) print substr($i, 7) }' \
+	/sys/kernel/debug/shca_kbench/result)
+[ -n "$copy" ] || fail "shca_kbench: copy gave no rate"
+echo "bytes,mibps" > "$dir/copy.csv"
+echo "65536,$copy" >> "$dir/copy.csv"
+note "kernel memcpy of 64 KiB: $copy MiB/s"
+
+echo "test,bytes,qps,unit,shca,rxe,shca_cpu,rxe_cpu" > "$dir/perftest.csv"
 for t in "${tests[@]}"; do
 	read -r name tool bytes qps iters <<< "$t"
 	out=$(perf shca_b "$name" "$tool" "$bytes" "$qps" "$iters") || exit 1
-	read -r s unit <<< "$out"
+	read -r s unit sc <<< "$out"
 	out=$(perf rxe_b "$name" "$tool" "$bytes" "$qps" "$iters") || exit 1
-	read -r r _ <<< "$out"
-	note "$name $bytes B, $qps QP: shca $s, rxe $r $unit"
-	echo "$name,$bytes,$qps,$unit,$s,$r" >> "$dir/perftest.csv"
+	read -r r _ rc <<< "$out"
+	note "$name $bytes B, $qps QP: shca $s, rxe $r $unit; CPU us/msg shca $sc, rxe $rc"
+	echo "$name,$bytes,$qps,$unit,$s,$r,$sc,$rc" >> "$dir/perftest.csv"
 done
 
 # The same 64-byte RDMA writes through plain libibverbs (verbs_rate, from
@@ -179,17 +215,21 @@ vr=$SHCA_TOP/out/user/verbs_rate
 [ -x "$vr" ] || fail "no $vr; run scripts/build-user.sh"
 n_rate=$((smoke ? 1600 : 40000))
 [ $slow_smoke -eq 0 ] || n_rate=160
-# rate DEV QPS: one run on DEV, on CPU 1 where there is one; prints Mpps.
+# rate DEV QPS: one run on DEV, on CPU 1 where there is one; prints Mpps
+# and the busy CPU microseconds per message, which verbs_rate measures
+# over its timed loop only (no start-up in it, unlike perftest's rows).
 rate() {
 	taskset -c $(($(nproc) > 1 ? 1 : 0)) "$vr" "$1" "${gid[$1]}" \
 		$n_rate 64 "$2" | tee -a "$log" |
-		awk '/ Mpps$/ { print $(NF - 1); f = 1 } END { exit !f }'
+		awk '/ Mpps$/ { m = $(NF - 1) } / us\/msg$/ { c = $(NF - 1) }
+		     END { if (m == "") exit 1; print m, c == "" ? "nan" : c }'
 }
 for q in 1 8; do
-	s=$(rate shca_b $q) || fail "verbs_rate on shca_b failed"
-	r=$(rate rxe_b $q) || fail "verbs_rate on rxe_b failed"
-	note "verbs_rate 64 B, $q QP: shca $s, rxe $r Mpps"
-	echo "verbs_rate,64,$q,Mpps,$s,$r" >> "$dir/perftest.csv"
+	read -r s sc <<< "$(rate shca_b $q)" || fail "verbs_rate on shca_b failed"
+	read -r r rc <<< "$(rate rxe_b $q)" || fail "verbs_rate on rxe_b failed"
+	[ -n "$s" ] && [ -n "$r" ] || fail "verbs_rate gave no figure"
+	note "verbs_rate 64 B, $q QP: shca $s, rxe $r Mpps; CPU us/msg shca $sc, rxe $rc"
+	echo "verbs_rate,64,$q,Mpps,$s,$r,$sc,$rc" >> "$dir/perftest.csv"
 done
 # ---- NVMe over RDMA ---------------------------------------------------------
 

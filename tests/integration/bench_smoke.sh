@@ -84,6 +84,23 @@ awk -F, -v t=$timed "$figure"'
 	$1 ~ /^nvme_/ && !(pos($5) && pos($6) && pos($7)) { print; bad = 1 }
 	END { exit bad }' "$d/bench.csv" ||
 	fail "an NVMe over RDMA figure is missing"
+# The yardstick: the kernel's copy rate of 64 KiB is a positive number,
+# and so is every 64 KiB perftest bandwidth's share of it (timed kernel);
+# the CPU time per message of every perftest and verbs_rate run is a
+# number (it may be 0 for a run shorter than a tick), or nan where
+# perftest could not time the run.
+awk -F, -v t=$timed "$figure"'NR == 2 && !pos($2) { bad = 1 }
+	END { exit bad || NR != 2 }' "$d/copy.csv" ||
+	fail "no copy rate: $(cat "$d/copy.csv")"
+if [ $timed -eq 1 ]; then
+	awk -F, -v t=$timed "$figure"'
+		NR > 1 && $4 == "MB/s" && $2 == 65536 && $1 !~ /^nvme/ &&
+		!pos($12) { print; bad = 1 } END { exit bad }' "$d/bench.csv" ||
+		fail "a copy share is missing"
+fi
+awk -F, -v t=$timed "$figure"'
+	NR > 1 && $1 !~ /^nvme/ && !(form($10) && form($11)) { print; bad = 1 }
+	END { exit bad }' "$d/bench.csv" || fail "a CPU figure is garbled"
 # The sweep removed exactly the victim's share and took some time.
 awk -F, -v t=$timed 'NR > 1 && !($5 == int($3 * $4 / 100) &&
 			       ($6 > 0 || (!t && $6 == 0))) { print; bad = 1 }

@@ -9,7 +9,10 @@
  * on DEV, posting COUNT RDMA WRITEs of SIZE bytes per QP: one work request
  * per ibv_post_send(), every 16th signaled, up to 128 in flight per QP,
  * the QPs in turn, one CQ polled 16 completions at a time.  Prints
- * "verbs_rate: MSGS msgs in SECONDS s: RATE Mpps".
+ * "verbs_rate: MSGS msgs in SECONDS s: RATE Mpps", then "verbs_rate:
+ * CPU US us/msg": the busy CPU time of every CPU (/proc/stat: this
+ * process, the device's workers, interrupts) over the timed loop, per
+ * message, or "nan" where /proc/stat cannot be read.
  *
  * make bench runs it on shca and on rdma_rxe beside perftest: it shows
  * what is left of a message's cost without perftest's own loop, which
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #define RATE_DEPTH	128
@@ -120,6 +124,24 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dqpn,
 		die("modify to RTS", err);
 }
 
+/* Busy ticks (USER_HZ) of all CPUs since boot, or -1. */
+static double busy_ticks(void)
+{
+	unsigned long long v[8] = {};
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n != 8)
+		return -1;
+	/* user, nice, system, irq, softirq, steal: not idle or iowait */
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -140,7 +162,7 @@ int main(int argc, char **argv)
 	uint64_t count, done = 0;
 	unsigned int size, nqp, i;
 	int gidx, n, err;
-	double t0, t;
+	double t0, t, b0, b1;
 	char *buf;
 
 	if (argc != 6) {
@@ -184,6 +206,7 @@ int main(int argc, char **argv)
 		connect_qp(q[i].peer, q[i].qp->qp_num, &gid, gidx);
 	}
 
+	b0 = busy_ticks();
 	t0 = now();
 	while (done < count * nqp) {
 		for (i = 0; i < nqp; i++) {
@@ -226,8 +249,14 @@ int main(int argc, char **argv)
 		}
 	}
 	t = now() - t0;
+	b1 = busy_ticks();
 	printf("verbs_rate: %llu msgs in %.3f s: %.6f Mpps\n",
 	       (unsigned long long)done, t, done / t / 1e6);
+	if (b0 < 0 || b1 < 0)
+		printf("verbs_rate: CPU nan us/msg\n");
+	else
+		printf("verbs_rate: CPU %.3f us/msg\n",
+		       (b1 - b0) * 1e6 / sysconf(_SC_CLK_TCK) / done);
 
 	for (i = 0; i < nqp; i++) {
 		ibv_destroy_qp(q[i].qp);
