@@ -29,28 +29,6 @@
 #define SHCA_DB_OUTSTANDING	12
 #define SHCA_DB_STALL_MS	5000
 
-static void shca_db_window_reset(void *win)
-{
-	shca_hw_window_release(win);
-	shca_hw_window_set_qpn(win, 0);
-	shca_hw_window_set_delay(win, 0);
-}
-
-/* Arm @id of @dev for @qpn; released and cleared when the test ends. */
-static struct shca_hw_window *shca_db_arm(struct kunit *test,
-					  struct ib_device *dev,
-					  enum shca_hw_window_id id, u32 qpn)
-{
-	struct shca_hw_window *win = shca_hw_window(to_shca_dev(dev)->hw, id);
-
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   shca_db_window_reset,
-							   win));
-	shca_hw_window_set_qpn(win, qpn);
-	shca_hw_window_arm(win);
-	return win;
-}
-
 /* The counters a post into a stopping turn moves. */
 struct shca_db_counts {
 	u64 doorbells;
@@ -121,7 +99,7 @@ static void shca_test_db_post_into_stopping_turn(struct kunit *test)
 
 	shca_test_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
-	win = shca_db_arm(test, a->dev, p->window, a->qp->qp_num);
+	win = shca_test_window_arm(test, a->dev, p->window, a->qp->qp_num);
 	passes = shca_hw_window_passes(win);
 	KUNIT_ASSERT_EQ(test, 0,
 			shca_test_rdma_write(a, 1, p->fail_first ? 0 : b->rkey,
@@ -166,7 +144,7 @@ static void shca_test_db_running_turn_takes_posts(struct kunit *test)
 
 	shca_test_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
-	win = shca_db_arm(test, a->dev, SHCA_WIN_MEM_ACCESS, b->qp->qp_num);
+	win = shca_test_window_arm(test, a->dev, SHCA_WIN_MEM_ACCESS, b->qp->qp_num);
 	KUNIT_ASSERT_EQ(test, 0, shca_test_rdma_write(a, 0, b->rkey, b->addr,
 						      SHCA_DB_MSG));
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,
@@ -271,10 +249,10 @@ static void shca_test_db_stress_strands_nothing(struct kunit *test)
 	idle = shca_hw_window(to_shca_dev(dev)->hw, SHCA_WIN_DB_IDLE);
 	recheck = shca_hw_window(to_shca_dev(dev)->hw, SHCA_WIN_DB_RECHECK);
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   shca_db_window_reset,
+							   shca_test_window_reset,
 							   idle));
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   shca_db_window_reset,
+							   shca_test_window_reset,
 							   recheck));
 	shca_hw_window_set_delay(idle, 30);
 	shca_hw_window_set_delay(recheck, 10);

@@ -25,36 +25,6 @@
 
 #define SHCA_RACE_HOLD_WAIT	(5 * HZ)
 
-static struct shca_hw_window *shca_race_window(struct ib_device *dev,
-					       enum shca_hw_window_id id)
-{
-	return shca_hw_window(to_shca_dev(dev)->hw, id);
-}
-
-static void shca_race_window_reset(void *win)
-{
-	struct shca_hw_window *w = win;
-
-	shca_hw_window_release(w);
-	shca_hw_window_set_qpn(w, 0);
-	shca_hw_window_set_delay(w, 0);
-}
-
-/* Arm @id for @qpn; it is released and cleared when the test ends. */
-static struct shca_hw_window *shca_race_arm(struct kunit *test,
-					    struct ib_device *dev,
-					    enum shca_hw_window_id id, u32 qpn)
-{
-	struct shca_hw_window *win = shca_race_window(dev, id);
-
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   shca_race_window_reset,
-							   win));
-	shca_hw_window_set_qpn(win, qpn);
-	shca_hw_window_arm(win);
-	return win;
-}
-
 /* Destroy or reset a QP on a thread of its own, maybe held in @win. */
 struct shca_race_async {
 	struct ib_qp *qp;
@@ -157,7 +127,7 @@ static void shca_test_sweep_in_fence_window_takes_only_the_victim(struct kunit *
 	shca_teardown_wait(test, scq, rcq, 6);
 	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
 
-	win = shca_race_arm(test, dev, SHCA_WIN_FENCE_SWEEP, v->qp->qp_num);
+	win = shca_test_window_arm(test, dev, SHCA_WIN_FENCE_SWEEP, v->qp->qp_num);
 	passes = shca_hw_window_passes(win);
 	a = shca_race_async(test, v->qp, p->reset, win);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,
@@ -226,7 +196,7 @@ static void shca_test_sweep_stops_at_an_unpublished_cqe(struct kunit *test)
 	shca_teardown_msgs(test, v, SHCA_TEARDOWN_V, 0, 3, cq, 8);
 	swept = shca_test_drv_counter(dev, SHCA_DRV_CNT_SWEPT);
 
-	win = shca_race_arm(test, dev, SHCA_WIN_CQE_PUBLISH, n->qp->qp_num);
+	win = shca_test_window_arm(test, dev, SHCA_WIN_CQE_PUBLISH, n->qp->qp_num);
 	passes = shca_hw_window_passes(win);
 	shca_teardown_msgs(test, n, SHCA_TEARDOWN_N, 1, 1, NULL, 0);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win,

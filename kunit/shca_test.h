@@ -154,6 +154,10 @@ int shca_test_mpt_write(struct shca_test_mpt *m);
 int shca_test_rdma_write(struct shca_tq *a, u64 wr_id, u32 rkey, u64 addr,
 			 u32 len);
 struct shca_hw *shca_test_hw(struct kunit *test);
+void shca_test_window_reset(void *win);
+struct shca_hw_window *shca_test_window_arm(struct kunit *test,
+					    struct ib_device *dev,
+					    enum shca_hw_window_id id, u32 qpn);
 u32 shca_test_hw_create(struct kunit *test, struct shca_hw *hw,
 			struct shca_hw_cmd *cmd);
 void shca_test_hw_qp_new(struct kunit *test, struct shca_hw *hw, bool user,

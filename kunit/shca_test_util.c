@@ -869,3 +869,37 @@ void shca_test_hw_qp_new(struct kunit *test, struct shca_hw *hw, bool user,
 	qp.in.qp.user = user;
 	t->qpn = shca_test_hw_create(test, hw, &qp);
 }
+
+/**
+ * shca_test_window_reset() - release a race window and clear its knobs
+ * @win: the window (a kunit action's argument)
+ */
+void shca_test_window_reset(void *win)
+{
+	shca_hw_window_release(win);
+	shca_hw_window_set_qpn(win, 0);
+	shca_hw_window_set_delay(win, 0);
+}
+
+/**
+ * shca_test_window_arm() - arm a device's race window for one QP
+ * @test: the test; the window is released and cleared when it ends
+ * @dev: the device
+ * @id: the window
+ * @qpn: the QP whose next pass stops there
+ *
+ * Return: the window.
+ */
+struct shca_hw_window *shca_test_window_arm(struct kunit *test,
+					    struct ib_device *dev,
+					    enum shca_hw_window_id id, u32 qpn)
+{
+	struct shca_hw_window *win = shca_hw_window(to_shca_dev(dev)->hw, id);
+
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_test_window_reset,
+							   win));
+	shca_hw_window_set_qpn(win, qpn);
+	shca_hw_window_arm(win);
+	return win;
+}
