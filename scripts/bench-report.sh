@@ -5,10 +5,11 @@
 #
 #   bench-report.sh DIR
 #
-# Reads DIR/{perftest,copy,sweep,destroy,memory}.csv and writes:
+# Reads DIR/{perftest,copy,scaling,sweep,destroy,memory}.csv and writes:
 #   DIR/bench.csv     the perftest table: shca, rxe, their ratio, the goal,
 #                     CPU time per message, 64 KiB bandwidth as a share of
 #                     the kernel's copy rate
+#   DIR/scaling-table.csv   verbs_rate with 1, 8 and 64 QPs, per vCPU count
 #   DIR/report.txt    every table, as printed
 #   DIR/bench.png     shca/rxe for each perftest run, against the goals
 #   DIR/sweep.png     sweep time against entries, depth and victim share
@@ -18,7 +19,7 @@
 set -euo pipefail
 
 dir=${1:?usage: bench-report.sh DIR}
-for f in perftest copy sweep destroy memory; do
+for f in perftest copy scaling sweep destroy memory; do
 	[ -s "$dir/$f.csv" ] || { echo "bench-report: no $dir/$f.csv" >&2; exit 1; }
 done
 
@@ -56,10 +57,33 @@ awk -F, -v copy="$copy" 'NR == 1 {
 		ratio, goal, met, $7, $8, share
 }' "$dir/perftest.csv" > "$dir/bench.csv"
 
+# ---- scaling: the rate must not fall as QPs are added ----------------------
+# For each vCPU count, each row's shca rate over that boot's 1-QP rate
+# (vs_1qp); "holds" while it stays at or above 0.9 of it (the noise of
+# two runs under emulation), else "falls".  The same for rxe, beside.
+awk -F, 'NR == 1 {
+	print "vcpus,qps,shca,rxe,ratio,shca_vs_1qp,rxe_vs_1qp,holds,shca_cpu,rxe_cpu"
+	next
+}
+{
+	if ($2 == 1) { s1[$1] = $3; r1[$1] = $4 }
+	ratio = ($3 > 0 && $4 > 0) ? sprintf("%.3f", $3 / $4) : "nan"
+	sv = s1[$1] > 0 ? $3 / s1[$1] : 0
+	rv = r1[$1] > 0 ? $4 / r1[$1] : 0
+	holds = sv <= 0 ? "n/a" : (sv >= 0.9 ? "yes" : "falls")
+	svs = sv <= 0 ? "nan" : sprintf("%.3f", sv)
+	rvs = rv <= 0 ? "nan" : sprintf("%.3f", rv)
+	printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", $1, $2, $3, $4, ratio,
+		svs, rvs, holds, $5, $6
+}' "$dir/scaling.csv" > "$dir/scaling-table.csv"
+
 {
 	echo "perftest and NVMe over RDMA (fio), shca against rdma_rxe (same VM, one after the other)"
 	echo "kernel memcpy of 64 KiB in the same boot: $copy MiB/s (copy_share: shca's bandwidth over it)"
 	column -s, -t < "$dir/bench.csv"
+	echo
+	echo "verbs_rate 64 B writes with 1, 8 and 64 QPs on one CQ, per vCPU count (Mpps)"
+	column -s, -t < "$dir/scaling-table.csv"
 	echo
 	echo "CQ sweep (ns: median of the repetitions; ps per entry looked at)"
 	column -s, -t < "$dir/sweep.csv"

@@ -9,7 +9,9 @@
 # mean something) or KERNEL=debug.  Runs scripts/guest/bench.sh in the
 # guest, then scripts/bench-report.sh, which prints the tables and writes
 # out/bench-$KERNEL/bench/{bench.csv,bench.png,sweep.png,destroy.png,
-# report.txt}.  --smoke runs every step with tiny counts.
+# report.txt}.  A second boot with 4 vCPUs runs verbs_rate's QP scaling
+# rows alone (scripts/guest/bench.sh --scaling), added to the first's
+# scaling.csv.  --smoke runs every step with tiny counts.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,10 +33,20 @@ out=$SHCA_TOP/out/bench-$kernel
 	tail -n 20 "$out/bench/log" 2>/dev/null >&2 || true
 	exit 1
 }
+# The same QP scaling rows with 4 vCPUs.  The host has $(nproc) CPUs: the
+# vCPUs beyond them share the host's (env.txt gives its count).
+"$SHCA_TOP/scripts/vm.sh" --kernel "$kernel" --out "$out-4cpu" --cpus 4 \
+	--timeout 1800 scripts/guest/bench.sh "${smoke[@]}" --scaling \
+	"$out-4cpu/bench" || {
+	shca_log "the 4-vCPU scaling run failed; its console log is $out-4cpu/console.log"
+	tail -n 20 "$out-4cpu/bench/log" 2>/dev/null >&2 || true
+	exit 1
+}
+tail -n +2 "$out-4cpu/bench/scaling.csv" >> "$out/bench/scaling.csv"
 echo
 {
 	echo "kernel: $kernel $(grep -m1 -o 'Linux version [^ ]*' "$out/console.log" | cut -d' ' -f3)"
-	echo "guest: 2 vCPUs, 3 GiB, QEMU $(cat "$out/accel")"
+	echo "guest: 2 vCPUs (and 4 for the scaling rows), 3 GiB, QEMU $(cat "$out/accel")"
 	echo "host: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 	echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "mode: ${smoke[*]:-full}"

@@ -4,8 +4,9 @@
 # Boot a test kernel under QEMU and run one guest script in it.
 #
 #   vm.sh [--kernel debug|stock] [--timeout SECONDS] [--interactive]
-#         [--out DIR] [SCRIPT [ARGS...]]
+#         [--out DIR] [--cpus N] [SCRIPT [ARGS...]]
 #
+# The guest has N vCPUs (default 2, at most 8) and 3 GiB.
 # The guest's root is the host's root, shared read-only over 9p; DIR (the
 # scratch area) is shared writable at the same path.  /tmp, /run, /dev/shm
 # and /var/tmp are tmpfs in the guest, and /lib/modules holds the booted
@@ -25,18 +26,21 @@ kernel=debug
 timeout=900
 interactive=0
 out=
+cpus=2
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--interactive) interactive=1; shift ;;
 	--out) out=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) shca_die "vm.sh: unknown option $1" ;;
 	*) break ;;
 	esac
 done
 [ $# -gt 0 ] || [ $interactive -eq 1 ] || shca_die "vm.sh: no guest script"
+[[ $cpus =~ ^[1-8]$ ]] || shca_die "vm.sh: --cpus must be 1 to 8, not '$cpus'"
 
 shca_need_pkgs qemu-system-x86 busybox-static cpio kmod xz-utils
 
@@ -134,7 +138,7 @@ else
 fi
 
 qemu=(qemu-system-x86_64 -nic none -machine "$machine" -accel "$accel"
-	-cpu "$cpu" -smp 2 -m 3G
+	-cpu "$cpu" -smp "$cpus" -m 3G
 	-no-reboot -kernel "$bzimage" -initrd "$out/initramfs.gz"
 	-append "$cmdline"
 	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"

@@ -3,7 +3,7 @@
 #
 # The benchmark run inside the guest (make bench, and the smoke test).
 #
-#   bench.sh [--smoke] [DIR]
+#   bench.sh [--smoke] [--scaling] [DIR]
 #
 # perftest on shca and on rdma_rxe, one after the other, each in loopback
 # on one device over a dummy netdev, and NVMe over RDMA (fio on nvme-rdma
@@ -12,7 +12,8 @@
 # take.  Raw results go to DIR (default $SHCA_OUT/bench) as CSV files;
 # scripts/bench-report.sh turns them into the table and the plots.
 # --smoke runs every step with tiny counts: it shows that the bench works,
-# not how fast anything is.
+# not how fast anything is.  --scaling runs only verbs_rate's QP scaling
+# rows (scaling.csv), for a boot with another number of vCPUs.
 set -euo pipefail
 . "$SHCA_TOP/scripts/guest/lib.sh"
 . "$SHCA_TOP/tests/lib.sh"
@@ -20,6 +21,11 @@ set -euo pipefail
 smoke=0
 if [ "${1:-}" = --smoke ]; then
 	smoke=1
+	shift
+fi
+scaling_only=0
+if [ "${1:-}" = --scaling ]; then
+	scaling_only=1
 	shift
 fi
 dir=${1:-$SHCA_OUT/bench}
@@ -67,6 +73,56 @@ wait_for gid_index shca_b 0a15:0001 >/dev/null || fail "shca_b has no IPv4 GID"
 wait_for gid_index rxe_b 0a16:0001 >/dev/null || fail "rxe_b has no IPv4 GID"
 gid[shca_b]=$(gid_index shca_b 0a15:0001)
 gid[rxe_b]=$(gid_index rxe_b 0a16:0001)
+
+# The same 64-byte RDMA writes through plain libibverbs (verbs_rate, from
+# tests/user/), without perftest's own loop: what is left of a message's
+# cost is the device's and its provider's.
+vr=$SHCA_TOP/out/user/verbs_rate
+[ -x "$vr" ] || fail "no $vr; run scripts/build-user.sh"
+n_rate=$((smoke ? 1600 : 40000))
+# rate DEV QPS COUNT: one run on DEV, COUNT writes per QP, on CPU 1 where
+# there is one; prints Mpps and the busy CPU microseconds per message,
+# which verbs_rate measures over its timed loop only (no start-up in it,
+# unlike perftest's rows).
+rate() {
+	taskset -c $(($(nproc) > 1 ? 1 : 0)) "$vr" "$1" "${gid[$1]}" \
+		"$3" 64 "$2" | tee -a "$log" |
+		awk '/ Mpps$/ { m = $(NF - 1) } / us\/msg$/ { c = $(NF - 1) }
+		     END { if (m == "") exit 1; print m, c == "" ? "nan" : c }'
+}
+# QP scaling: the rate with 1, 8 and 64 QPs on one CQ, the same loop on
+# one CPU.  Beyond one QP the run posts 8 x n_rate writes in all, shared
+# by the QPs (a multiple of verbs_rate's signalling interval, 16), so
+# that 64 QPs take no longer than 8.  Every row goes to scaling.csv with
+# the boot's vCPU count; perftest.csv has the verbs_rate rows of a full
+# run's boot.
+scaling() {
+	local q n s r sc rc
+	echo "vcpus,qps,shca,rxe,shca_cpu,rxe_cpu" > "$dir/scaling.csv"
+	for q in 1 8 64; do
+		n=$n_rate
+		[ "$q" -eq 1 ] || n=$((8 * n_rate / q / 16 * 16))
+		read -r s sc <<< "$(rate shca_b $q $n)" ||
+			fail "verbs_rate on shca_b failed"
+		read -r r rc <<< "$(rate rxe_b $q $n)" ||
+			fail "verbs_rate on rxe_b failed"
+		[ -n "$s" ] && [ -n "$r" ] || fail "verbs_rate gave no figure"
+		note "verbs_rate 64 B, $q QP, $(nproc) vCPUs: shca $s, rxe $r Mpps; CPU us/msg shca $sc, rxe $rc"
+		echo "$(nproc),$q,$s,$r,$sc,$rc" >> "$dir/scaling.csv"
+		[ $scaling_only -eq 1 ] ||
+			echo "verbs_rate,64,$q,Mpps,$s,$r,$sc,$rc" >> "$dir/perftest.csv"
+	done
+}
+if [ $scaling_only -eq 1 ]; then
+	scaling
+	rdma link del shca_b
+	rdma link del rxe_b
+	rmmod shca_kbench
+	ip link del bench_shca
+	ip link del bench_rxe
+	note "done"
+	exit 0
+fi
 
 # ---- perftest -------------------------------------------------------------
 
@@ -207,30 +263,9 @@ for t in "${tests[@]}"; do
 	note "$name $bytes B, $qps QP: shca $s, rxe $r $unit; CPU us/msg shca $sc, rxe $rc"
 	echo "$name,$bytes,$qps,$unit,$s,$r,$sc,$rc" >> "$dir/perftest.csv"
 done
-
-# The same 64-byte RDMA writes through plain libibverbs (verbs_rate, from
-# tests/user/), without perftest's own loop: what is left of a message's
-# cost is the device's and its provider's.
-vr=$SHCA_TOP/out/user/verbs_rate
-[ -x "$vr" ] || fail "no $vr; run scripts/build-user.sh"
-n_rate=$((smoke ? 1600 : 40000))
 [ $slow_smoke -eq 0 ] || n_rate=160
-# rate DEV QPS: one run on DEV, on CPU 1 where there is one; prints Mpps
-# and the busy CPU microseconds per message, which verbs_rate measures
-# over its timed loop only (no start-up in it, unlike perftest's rows).
-rate() {
-	taskset -c $(($(nproc) > 1 ? 1 : 0)) "$vr" "$1" "${gid[$1]}" \
-		$n_rate 64 "$2" | tee -a "$log" |
-		awk '/ Mpps$/ { m = $(NF - 1) } / us\/msg$/ { c = $(NF - 1) }
-		     END { if (m == "") exit 1; print m, c == "" ? "nan" : c }'
-}
-for q in 1 8; do
-	read -r s sc <<< "$(rate shca_b $q)" || fail "verbs_rate on shca_b failed"
-	read -r r rc <<< "$(rate rxe_b $q)" || fail "verbs_rate on rxe_b failed"
-	[ -n "$s" ] && [ -n "$r" ] || fail "verbs_rate gave no figure"
-	note "verbs_rate 64 B, $q QP: shca $s, rxe $r Mpps; CPU us/msg shca $sc, rxe $rc"
-	echo "verbs_rate,64,$q,Mpps,$s,$r,$sc,$rc" >> "$dir/perftest.csv"
-done
+scaling
+
 # ---- NVMe over RDMA ---------------------------------------------------------
 
 # Not in the debug kernel's smoke run: there NVMe over RDMA takes minutes

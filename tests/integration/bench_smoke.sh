@@ -42,16 +42,18 @@ rows() {
 	[ "$n" -eq "$2" ] || fail "$1: $n rows, expected $2"
 }
 # On the debug kernel, or with one CPU, the smoke run makes one perftest
-# run per device, then two verbs_rate runs per device, and no NVMe over
-# RDMA run; elsewhere five perftest runs (one of each tool), the two
-# verbs_rate runs and the two NVMe over RDMA rows.
+# run per device, then three verbs_rate runs per device (1, 8 and 64
+# QPs), and no NVMe over RDMA run; elsewhere five perftest runs (one of
+# each tool), the three verbs_rate runs and the two NVMe over RDMA rows.
 nvme=1
 if [ "$(nproc)" -gt 1 ] && [ $timed -eq 1 ]; then
-	rows "$d/bench.csv" 9
+	rows "$d/bench.csv" 10
 else
-	rows "$d/bench.csv" 3
+	rows "$d/bench.csv" 4
 	nvme=0
 fi
+rows "$d/scaling.csv" 3
+rows "$d/scaling-table.csv" 3
 rows "$d/sweep.csv" 7
 rows "$d/destroy.csv" 4
 rows "$d/memory.csv" 4
@@ -76,6 +78,16 @@ awk -F, -v t=$timed "$figure"'
 	$1 == "verbs_rate" && !(ok($5) && ok($6)) { print; bad = 1 }
 	END { exit bad }' "$d/bench.csv" ||
 	fail "a verbs_rate figure is missing"
+# The scaling rows are this boot's: its vCPU count, 1, 8 and 64 QPs, the
+# same figures as the verbs_rate rows, and a verdict on each.
+awk -F, -v n="$(nproc)" 'NR > 1 { q = q " " $2
+	if ($1 != n) bad = 1 } END { exit bad || q != " 1 8 64" }' \
+	"$d/scaling.csv" || fail "scaling rows are wrong: $(cat "$d/scaling.csv")"
+[ "$(awk -F, 'NR > 1 { print $3 "," $4 }' "$d/scaling.csv")" = \
+  "$(awk -F, '$1 == "verbs_rate" { print $5 "," $6 }' "$d/bench.csv")" ] ||
+	fail "the scaling rows are not verbs_rate's"
+awk -F, 'NR > 1 && $8 !~ /^(yes|falls|n\/a)$/ { print; bad = 1 }
+	END { exit bad }' "$d/scaling-table.csv" || fail "a scaling verdict is missing"
 # fio times itself with the monotonic clock: NVMe over RDMA's IOPS and
 # bandwidth, where it ran, are positive numbers on both devices.
 [ "$(grep -c '^nvme_' "$d/bench.csv")" -eq $((2 * nvme)) ] ||
