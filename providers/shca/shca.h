@@ -123,6 +123,8 @@ struct shca_cq {
 	uint32_t log_depth;
 	uint32_t ci;
 	uint32_t cqn;
+	int arm_dbrec;			/* arms by the record's arm word */
+	uint32_t arm_word;		/* the last arm request stored */
 	/* the ibv_start_poll() batch in progress, under the poll lock */
 	uint32_t batch_ci;		/* ci at ibv_start_poll() */
 	struct shca_qp *batch_qp;	/* the QP of the last CQE taken */

@@ -38,6 +38,8 @@ static int shca_cq_map(struct ibv_context *ibctx, struct shca_cq *cq,
 	cq->log_depth = resp->log_depth;
 	cq->cqn = resp->cqn;
 	cq->ci = 0;
+	cq->arm_dbrec = !!(resp->flags & SHCA_CQ_RESP_F_ARM_DBREC);
+	cq->arm_word = 0;
 	return 0;
 }
 
@@ -463,9 +465,36 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 	return &cq->vcq.cq_ex;
 }
 
+/*
+ * Arm the CQ.  Where the device reads the doorbell record's arm word, a
+ * new request number there is the arm doorbell: no system call.  The full
+ * barrier after the store pairs with the device's between publishing a
+ * CQE and reading the word, so a poll after this call finds every CQE
+ * the device did not see this request for.  A solicited-only request
+ * keeps the next-CQE request before it that the device has not taken
+ * yet: it never narrows an armed CQ.  Should the device take that one
+ * meanwhile, the CQ is armed for the next CQE once more, one spare
+ * event at worst.  Under the poll lock: a resize moves the record.
+ */
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited)
 {
-	return ibv_cmd_req_notify_cq(ibcq, solicited);
+	struct shca_cq *cq = to_scq(ibcq);
+	uint32_t how = solicited ? SHCA_CQ_DBREC_ARM_SOLICITED :
+				   SHCA_CQ_DBREC_ARM_NEXT;
+	uint32_t sn;
+
+	if (!cq->arm_dbrec)
+		return ibv_cmd_req_notify_cq(ibcq, solicited);
+	shca_cq_lock(cq);
+	if ((cq->arm_word & SHCA_CQ_DBREC_ARM_NEXT) &&
+	    load_acquire(&cq->dbrec->arm_taken) != cq->arm_word)
+		how |= SHCA_CQ_DBREC_ARM_NEXT;
+	sn = (cq->arm_word >> SHCA_CQ_DBREC_ARM_SN_SHIFT) + 1;
+	cq->arm_word = sn << SHCA_CQ_DBREC_ARM_SN_SHIFT | how;
+	__atomic_store_n(&cq->dbrec->arm, cq->arm_word, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	shca_cq_unlock(cq);
+	return 0;
 }
 
 /* A swept XRC receive: its slot goes back to the SRQ the CQE names. */

@@ -32,7 +32,8 @@ for c in doorbells doorbell_runs send_wqes recv_wqes cqes_written eqes_written \
 	 interrupts tx_bytes rx_bytes flushed_wqes \
 	 err_local_protection err_remote_access err_length rnr_naks \
 	 err_rnr_retry_exceeded err_retry_exceeded dropped_packets \
-	 err_cq_overflow err_eq_overflow doorbell_rechecks swept_cqes stray_cqes \
+	 err_cq_overflow err_eq_overflow doorbell_rechecks cq_dbrec_arms \
+	 swept_cqes stray_cqes \
 	 doorbells_skipped; do
 	value $c "$before0" >/dev/null || fail "no counter $c: $before0"
 done

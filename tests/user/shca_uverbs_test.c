@@ -2156,6 +2156,129 @@ static void test_doorbell(void)
 	traffic_ok("db_device_works_after");
 }
 
+/* --- CQ arm in the doorbell record --------------------------------------- */
+
+/* A CQ event on @ch within @ms milliseconds, for @cq, acknowledged. */
+static int cq_event_within(struct ibv_comp_channel *ch, struct ibv_cq *cq,
+			   int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int flags;
+
+	flags = fcntl(ch->fd, F_GETFL);
+	if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		die("fcntl");
+	if (poll(&pfd, 1, ms) != 1)
+		return 0;
+	if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return 0;
+	ibv_ack_cq_events(ev_cq, 1);
+	return ev_cq == cq;
+}
+
+struct arm_post {
+	struct pair *p;
+	struct ibv_qp *qp;
+	uint64_t wr_id;
+};
+
+static void *arm_post_fn(void *arg)
+{
+	struct arm_post *d = arg;
+
+	if (post_send(d->qp, IBV_WR_RDMA_WRITE, d->p->mr, d->p->buf, 64,
+		      (uintptr_t)d->p->buf + 8192, d->p->mr->rkey, d->wr_id))
+		die("arm post");
+	return NULL;
+}
+
+/*
+ * ibv_req_notify_cq() stores a request in the CQ's doorbell record: no
+ * system call (the device's doorbell counter stands still), and the next
+ * CQE raises the event (cq_dbrec_arms counts the request).  Then the
+ * window: the device holds after publishing a WRITE's CQE, before it
+ * reads the record; the process arms into it and its poll finds the CQE;
+ * once released, the event comes too, exactly once.
+ */
+static void test_cq_arm(void)
+{
+	unsigned long long rings, arms;
+	struct ibv_comp_channel *ch;
+	struct arm_post d;
+	struct ibv_qp *qa, *qb;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	pthread_t poster;
+	int held, found, early, ev, none;
+	struct pair p;
+
+	pair_open(&p);
+	ch = ibv_create_comp_channel(p.ctx);
+	cq = ch ? ibv_create_cq(p.ctx, 16, NULL, ch, 0) : NULL;
+	if (!cq)
+		die("cq_arm: channel and CQ");
+	qa = new_qp(&p, cq, IBV_QPT_RC);
+	qb = new_qp(&p, p.cq, IBV_QPT_RC);
+	if (connect_qp(&p, qa, qb->qp_num) || connect_qp(&p, qb, qa->qp_num))
+		die("cq_arm: connect");
+	d = (struct arm_post){ &p, qa, 1 };
+
+	rings = hw_counter("doorbells");
+	arms = hw_counter("cq_dbrec_arms");
+	CHECK(!ibv_req_notify_cq(cq, 0) && hw_counter("doorbells") == rings,
+	      "cq_arm_rings_no_doorbell", "doorbells %llu -> %llu", rings,
+	      hw_counter("doorbells"));
+	arm_post_fn(&d);
+	ev = cq_event_within(ch, cq, 5000);
+	found = poll_one(cq, &wc) && wc.wr_id == 1 &&
+		wc.status == IBV_WC_SUCCESS;
+	CHECK(ev && found && hw_counter("cq_dbrec_arms") == arms + 1,
+	      "cq_arm_next_cqe_raises_the_event",
+	      "event %d, CQE %d, arms %llu -> %llu", ev, found, arms,
+	      hw_counter("cq_dbrec_arms"));
+
+	/*
+	 * Armed for the next CQE, then for solicited ones before any CQE:
+	 * still armed for the next, so an unsolicited WRITE's CQE wakes.
+	 */
+	d.wr_id = 5;
+	CHECK(!ibv_req_notify_cq(cq, 0) && !ibv_req_notify_cq(cq, 1),
+	      "cq_arm_next_then_solicited", "errno %d", errno);
+	arm_post_fn(&d);
+	ev = cq_event_within(ch, cq, 5000);
+	found = poll_one(cq, &wc) && wc.wr_id == 5;
+	CHECK(ev && found, "cq_arm_solicited_keeps_next",
+	      "event %d, CQE %d", ev, found);
+
+	held = !window_write("cq_arm", "qpn", qa->qp_num) &&
+	       !window_write("cq_arm", "hold", 1);
+	d.wr_id = 2;
+	if (pthread_create(&poster, NULL, arm_post_fn, &d))
+		die("pthread_create");
+	held = held && window_stopped("cq_arm");
+	CHECK(held && !ibv_req_notify_cq(cq, 0), "cq_arm_into_the_window",
+	      "held %d", held);
+	found = poll_one(cq, &wc) && wc.wr_id == 2 &&
+		wc.status == IBV_WC_SUCCESS;
+	early = cq_event_within(ch, cq, 50);
+	window_write("cq_arm", "hold", 0);
+	window_write("cq_arm", "qpn", 0);
+	pthread_join(poster, NULL);
+	ev = cq_event_within(ch, cq, 5000);
+	none = !cq_event_within(ch, cq, 100) && !ibv_poll_cq(cq, 1, &wc);
+	CHECK(found && !early && ev && none, "cq_arm_window_polls_then_wakes",
+	      "CQE %d, early event %d, event %d, nothing more %d", found,
+	      early, ev, none);
+
+	if (ibv_destroy_qp(qa) || ibv_destroy_qp(qb) || ibv_destroy_cq(cq) ||
+	    ibv_destroy_comp_channel(ch))
+		die("cq_arm teardown");
+	pair_close(&p);
+	traffic_ok("cq_arm_device_works_after");
+}
+
 /* --- XRC ---------------------------------------------------------------- */
 
 static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx)
@@ -3881,7 +4004,7 @@ int main(int argc, char **argv)
 		{ "mw", test_mw }, { "mw_step", test_mw_step },
 		{ "dm", test_dm }, { "dm_step", test_dm_step },
 		{ "xrc", test_xrc }, { "xrcd_step", test_xrcd_step },
-		{ "doorbell", test_doorbell },
+		{ "doorbell", test_doorbell }, { "cq_arm", test_cq_arm },
 		{ "odp_step", test_odp_step },
 	};
 	size_t i;

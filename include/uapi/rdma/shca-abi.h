@@ -128,6 +128,8 @@ struct shca_create_cq_cmd {
  * @dbrec_offset: where struct shca_hw_cq_dbrec is, from the mapping's start
  * @cqn: the CQ number
  * @log_depth: log2 of the ring's number of CQEs
+ * @flags: SHCA_CQ_RESP_F_*; a kernel that does not write it leaves zero
+ * @reserved: zero
  */
 struct shca_create_cq_resp {
 	__aligned_u64 mmap_offset;
@@ -135,7 +137,12 @@ struct shca_create_cq_resp {
 	__u32 dbrec_offset;
 	__u32 cqn;
 	__u32 log_depth;
+	__u32 flags;
+	__u32 reserved;
 };
+
+/* The device reads the arm request from the doorbell record's arm word. */
+#define SHCA_CQ_RESP_F_ARM_DBREC	(1U << 0)
 
 /**
  * struct shca_resize_cq_cmd - driver data of RESIZE_CQ
@@ -637,10 +644,28 @@ struct shca_hw_cqe {
 /**
  * struct shca_hw_cq_dbrec - a CQ's doorbell record, written by the driver
  * @ci: consumer index: entries below it are free for the device
+ * @arm: the arm doorbell in memory, where the device says so
+ *	(SHCA_CQ_RESP_F_ARM_DBREC): a request sequence number shifted left
+ *	by SHCA_CQ_DBREC_ARM_SN_SHIFT, or'ed with SHCA_CQ_DBREC_ARM_NEXT or
+ *	SHCA_CQ_DBREC_ARM_SOLICITED.  The device takes a value unlike the
+ *	last one it took as one arm request.  It reads @arm after it has
+ *	published a CQE and issued a full memory barrier, so a driver that
+ *	stores @arm, issues a full barrier and then polls the CQ either finds
+ *	that CQE or gets its event; any value is harmless.
+ * @arm_taken: written by the device: the @arm value it took last.  A
+ *	driver whose last request armed for the next CQE and is not taken
+ *	yet keeps SHCA_CQ_DBREC_ARM_NEXT in a solicited-only request, since
+ *	arming for solicited CQEs never narrows an armed CQ.
  */
 struct shca_hw_cq_dbrec {
 	__u32 ci;
+	__u32 arm;
+	__u32 arm_taken;
 };
+
+#define SHCA_CQ_DBREC_ARM_NEXT		1
+#define SHCA_CQ_DBREC_ARM_SOLICITED	2
+#define SHCA_CQ_DBREC_ARM_SN_SHIFT	2
 
 /**
  * struct shca_hw_qp_dbrec - a QP's doorbell record

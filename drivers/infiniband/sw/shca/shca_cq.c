@@ -73,6 +73,7 @@ static int shca_cq_user_init(struct shca_dev *sdev, struct shca_cq *cq,
 	resp.dbrec_offset = PAGE_ALIGN(ring);
 	resp.cqn = cq->cqn;
 	resp.log_depth = cq->log_depth;
+	resp.flags = SHCA_CQ_RESP_F_ARM_DBREC;
 	return shca_udata_resp(sdev, udata, &resp, sizeof(resp));
 }
 

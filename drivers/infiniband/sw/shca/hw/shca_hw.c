@@ -167,6 +167,7 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_ODP_FAULTS]		= "odp_page_faults",
 	[SHCA_CNT_ODP_INVALIDATIONS]	= "odp_invalidations",
 	[SHCA_CNT_DB_RECHECKS]		= "doorbell_rechecks",
+	[SHCA_CNT_CQ_DBREC_ARMS]	= "cq_dbrec_arms",
 };
 
 /**

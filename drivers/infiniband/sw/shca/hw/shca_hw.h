@@ -47,6 +47,9 @@ struct shca_hw;
  * @SHCA_WIN_DB_RECHECK: the stopping turn has cleared sq_running and
  *	issued its barrier, and has not yet read the producer index again;
  *	a driver posting now rings
+ * @SHCA_WIN_CQ_ARM: the device has published a CQE and issued its
+ *	barrier, and has not yet read the doorbell record's arm word; a
+ *	driver arming now polls that CQE (for the CQE's QPN)
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
@@ -56,6 +59,7 @@ enum shca_hw_window_id {
 	SHCA_WIN_MCAST_DELIVER,
 	SHCA_WIN_DB_IDLE,
 	SHCA_WIN_DB_RECHECK,
+	SHCA_WIN_CQ_ARM,
 	SHCA_WIN_NUM,
 };
 

@@ -7,10 +7,13 @@
  * after a read barrier, so it never sees half a CQE.  One writer at a time
  * per CQ (write_mutex), so CQEs become valid in ring order.  An armed CQ
  * raises its completion event in the EQ (shca_hw_eq.c), under moderation.
+ * A CQ is armed by the ARM_CQ doorbell, or by a new value of its doorbell
+ * record's arm word, which the device reads after each CQE it publishes.
  *
  * Lock order: shca_hw_cq.write_mutex, then shca_hw_cq.lock, then (to raise
  * an event) shca_hw.eq_lock.  CQEs are written with no QP, SRQ or other CQ
- * lock held; the CQE publish window sleeps with only write_mutex held.
+ * lock held; the CQE publish and CQ arm windows sleep with only
+ * write_mutex held.
  */
 #include <linux/lockdep.h>
 #include <linux/slab.h>
@@ -56,12 +59,47 @@ static void shca_hw_cq_event(struct shca_hw_cq *cq)
 	shca_hw_eq_raise(cq->hw, &cq->ev, SHCA_HW_EV_COMP);
 }
 
+/* Arm for the next CQE, or for the next solicited one. */
+static void shca_hw_cq_arm(struct shca_hw_cq *cq, u32 how)
+{
+	lockdep_assert_held(&cq->lock);
+	if (how == SHCA_CQ_ARM_NEXT || !cq->armed)
+		cq->armed = how == SHCA_CQ_ARM_NEXT ? SHCA_CQ_ARM_NEXT :
+			    SHCA_CQ_ARM_SOLICITED;
+}
+
+/*
+ * Take an arm request the driver stored in the doorbell record's arm word:
+ * any value unlike the last one taken.  A value naming neither way of
+ * arming is taken and does nothing.  The caller has issued a full barrier
+ * since publishing its last CQE: see struct shca_hw_cq_dbrec.
+ */
+static void shca_hw_cq_take_arm(struct shca_hw_cq *cq)
+{
+	u32 arm;
+
+	lockdep_assert_held(&cq->lock);
+	arm = READ_ONCE(cq->dbrec->arm);
+	if (arm == cq->arm_seen)
+		return;
+	cq->arm_seen = arm;
+	WRITE_ONCE(cq->dbrec->arm_taken, arm);
+	shca_hw_count(cq->hw, SHCA_CNT_CQ_DBREC_ARMS);
+	if (arm & SHCA_CQ_DBREC_ARM_NEXT)
+		shca_hw_cq_arm(cq, SHCA_CQ_ARM_NEXT);
+	else if (arm & SHCA_CQ_DBREC_ARM_SOLICITED)
+		shca_hw_cq_arm(cq, SHCA_CQ_ARM_SOLICITED);
+}
+
 static void shca_hw_cq_moder_expired(struct timer_list *t)
 {
 	struct shca_hw_cq *cq = from_timer(cq, t, moder_timer);
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
+	/* As after a CQE: the arm word is read after the CQEs are visible. */
+	smp_mb();
+	shca_hw_cq_take_arm(cq);
 	if (cq->armed && cq->pending)
 		shca_hw_cq_event(cq);
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -134,6 +172,18 @@ void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 	cq->pi++;
 	shca_hw_count(hw, SHCA_CNT_CQES);
 
+	/*
+	 * The CQE is visible before the arm word is read: pairs with the
+	 * driver's barrier between storing the arm word and polling.
+	 */
+	smp_mb();
+	win = &hw->windows[SHCA_WIN_CQ_ARM];
+	if (shca_hw_window_enter(win, cqe->qpn)) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		shca_hw_window_wait(win);
+		spin_lock_irqsave(&cq->lock, flags);
+	}
+	shca_hw_cq_take_arm(cq);
 	if (cq->armed == SHCA_CQ_ARM_NEXT ||
 	    (cq->armed == SHCA_CQ_ARM_SOLICITED &&
 	     (solicited || cqe->status != SHCA_CQE_OK))) {
@@ -168,9 +218,7 @@ void shca_hw_arm_cq(struct shca_hw *hw, u32 cqn, u32 how)
 		return;
 	shca_hw_count(hw, SHCA_CNT_DOORBELLS);
 	spin_lock_irqsave(&cq->lock, flags);
-	if (how == SHCA_CQ_ARM_NEXT || !cq->armed)
-		cq->armed = how == SHCA_CQ_ARM_NEXT ? SHCA_CQ_ARM_NEXT :
-			    SHCA_CQ_ARM_SOLICITED;
+	shca_hw_cq_arm(cq, how);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	shca_hw_cq_put(cq);
 }
@@ -196,6 +244,7 @@ static enum shca_hw_status shca_hw_create_cq(struct shca_hw *hw,
 	cq->log_depth = in->log_depth;
 	cq->dbrec = in->dbrec;
 	cq->pi = READ_ONCE(in->dbrec->ci);
+	cq->arm_seen = READ_ONCE(in->dbrec->arm);
 	cq->moder_count = 1;
 	timer_setup(&cq->moder_timer, shca_hw_cq_moder_expired, 0);
 	atomic_set(&cq->assoc, 0);
@@ -286,6 +335,11 @@ static enum shca_hw_status shca_hw_resize_cq(struct shca_hw *hw,
 		in->ring[i].owner = 1;
 	}
 	WRITE_ONCE(in->dbrec->ci, 0);
+	/* An arm request stored in the old record is not lost. */
+	smp_mb();
+	shca_hw_cq_take_arm(cq);
+	WRITE_ONCE(in->dbrec->arm, cq->arm_seen);
+	WRITE_ONCE(in->dbrec->arm_taken, cq->arm_seen);
 	cq->ring = in->ring;
 	cq->dbrec = in->dbrec;
 	cq->log_depth = in->log_depth;

@@ -831,6 +831,8 @@ struct shca_hw_odp_fault {
  * @SHCA_CNT_DB_RECHECKS: send WQEs a stopping turn found when it looked at
  *	the producer index once more, after clearing sq_running: posted by
  *	a driver that saw the turn running and rang no doorbell
+ * @SHCA_CNT_CQ_DBREC_ARMS: CQ arm requests the device took from a doorbell
+ *	record's arm word, with no doorbell
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -858,6 +860,7 @@ enum shca_hw_counter {
 	SHCA_CNT_ODP_FAULTS,
 	SHCA_CNT_ODP_INVALIDATIONS,
 	SHCA_CNT_DB_RECHECKS,
+	SHCA_CNT_CQ_DBREC_ARMS,
 	SHCA_CNT_NUM,
 };
 

@@ -211,6 +211,7 @@ struct shca_hw_dm_range {
  * @dbrec: the driver's doorbell record
  * @pi: producer index
  * @armed: 0, SHCA_CQ_ARM_NEXT or SHCA_CQ_ARM_SOLICITED
+ * @arm_seen: the doorbell record's arm word as last taken
  * @pending: CQEs written since arming, under moderation
  * @moder_count: CQEs per event
  * @moder_period: microseconds an event may wait
@@ -230,6 +231,7 @@ struct shca_hw_cq {
 	struct shca_hw_cq_dbrec *dbrec;
 	u32 pi;
 	u32 armed;
+	u32 arm_seen;
 	u32 pending;
 	u16 moder_count;
 	u16 moder_period;
