@@ -28,6 +28,7 @@
 static void shca_arm_store(struct shca_tq *tq, u32 word)
 {
 	WRITE_ONCE(to_shca_cq(tq->cq)->dbrec->arm, word);
+	/* Order the arm store before any later read of the CQ ring. */
 	smp_mb();
 }
 

@@ -490,12 +490,24 @@ static void test_udata(void)
 
 	/* Responses: an older provider's is cut, a newer one's zero-filled. */
 	memset(&resp, FILL, sizeof(resp));
-	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp, CQ_RESP_SIZE - 4);
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp,
+		     offsetof(struct cq_resp, drv.log_depth));
 	CHECK(ret == 0 && resp.drv.mmap_len != FILL32 &&
 	      resp.drv.cqn != FILL32 && resp.drv.log_depth == FILL32,
 	      "create_cq_older_provider_short_response",
 	      "got %s, cqn %#x, log_depth %#x", strerror(ret), resp.drv.cqn,
 	      resp.drv.log_depth);
+	if (!ret)
+		ibv_cmd_destroy_cq(&vcq.cq);
+	/* A provider from before the arm flag gets all it knows. */
+	memset(&resp, FILL, sizeof(resp));
+	ret = raw_cq(ctx, &vcq, &cmd, core + 8, &resp,
+		     offsetof(struct cq_resp, drv.flags));
+	CHECK(ret == 0 && resp.drv.log_depth >= 4 &&
+	      resp.drv.log_depth != FILL32 && resp.drv.flags == FILL32,
+	      "create_cq_provider_before_arm_flag",
+	      "got %s, log_depth %#x, flags %#x", strerror(ret),
+	      resp.drv.log_depth, resp.drv.flags);
 	if (!ret)
 		ibv_cmd_destroy_cq(&vcq.cq);
 	memset(&resp, FILL, sizeof(resp));
