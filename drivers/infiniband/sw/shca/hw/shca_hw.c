@@ -168,6 +168,7 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_ODP_INVALIDATIONS]	= "odp_invalidations",
 	[SHCA_CNT_DB_RECHECKS]		= "doorbell_rechecks",
 	[SHCA_CNT_CQ_DBREC_ARMS]	= "cq_dbrec_arms",
+	[SHCA_CNT_ROUTE_LOOKUPS]	= "route_lookups",
 };
 
 /**
@@ -443,6 +444,7 @@ static enum shca_hw_status shca_hw_set_gid(struct shca_hw *hw,
 		hw->gids[cmd->index] = *e;
 	else
 		memset(&hw->gids[cmd->index], 0, sizeof(*e));
+	shca_hw_fabric_changed();
 	return SHCA_HW_OK;
 }
 
@@ -467,6 +469,7 @@ static enum shca_hw_status shca_hw_dispatch(struct shca_hw *hw,
 			*port_event = cmd->in.port.link_up ?
 				      SHCA_EV_PORT_ACTIVE : SHCA_EV_PORT_ERR;
 		hw->port = cmd->in.port;
+		shca_hw_fabric_changed();
 		return SHCA_HW_OK;
 	case SHCA_CMD_SET_GID:
 		return shca_hw_set_gid(hw, cmd);

@@ -50,6 +50,10 @@ struct shca_hw;
  * @SHCA_WIN_CQ_ARM: the device has published a CQE and issued its
  *	barrier, and has not yet read the doorbell record's arm word; a
  *	driver arming now polls that CQE (for the CQE's QPN)
+ * @SHCA_WIN_ROUTE: a QP's turn has its message's source, from the QP's
+ *	cached route or found afresh, and has not yet looked up the device
+ *	its destination GID is on; a route that changes now is still seen
+ *	(for the sending QP's QPN)
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
@@ -60,6 +64,7 @@ enum shca_hw_window_id {
 	SHCA_WIN_DB_IDLE,
 	SHCA_WIN_DB_RECHECK,
 	SHCA_WIN_CQ_ARM,
+	SHCA_WIN_ROUTE,
 	SHCA_WIN_NUM,
 };
 

@@ -833,6 +833,9 @@ struct shca_hw_odp_fault {
  *	a driver that saw the turn running and rang no doorbell
  * @SHCA_CNT_CQ_DBREC_ARMS: CQ arm requests the device took from a doorbell
  *	record's arm word, with no doorbell
+ * @SHCA_CNT_ROUTE_LOOKUPS: routes the requester looked up in the fabric:
+ *	a QP's first message to a destination, or its first after the
+ *	fabric changed; its other messages take the QP's cached route
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -861,6 +864,7 @@ enum shca_hw_counter {
 	SHCA_CNT_ODP_INVALIDATIONS,
 	SHCA_CNT_DB_RECHECKS,
 	SHCA_CNT_CQ_DBREC_ARMS,
+	SHCA_CNT_ROUTE_LOOKUPS,
 	SHCA_CNT_NUM,
 };
 

@@ -13,6 +13,17 @@
  * excepted.  The fabric also builds the headers a UD receive starts
  * with: a GRH for RoCE v1, an IPv6 or IPv4 header for RoCE v2.
  *
+ * A QP's turn keeps the route its last message took (struct
+ * shca_hw_route): the source, and the device holding the destination
+ * GID.  Anything that can change a route (a device joining or leaving,
+ * a port's link, MTU or cabling, a GID table entry) counts the fabric's
+ * generation up, and a route found under an older generation is looked
+ * up again.  The cached device is not referenced: a route is used only
+ * under rcu_read_lock() after its generation is checked, and a device
+ * leaving counts the generation up, then waits for a grace period
+ * before it may go.  The QP within the device is still looked up by
+ * QPN, and held, for every message.
+ *
  * Lock order: shca_fabric_lock (read side while routing) comes after the
  * sender's turn_mutex and before any QP, CQ or EQ lock; under it a
  * device's shca_hw.lock (its port and GID table), its shca_hw.mcast_lock
@@ -21,8 +32,11 @@
  * sending QP.
  */
 #include <asm/checksum.h>
+#include <kunit/visibility.h>
+#include <linux/atomic.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -34,6 +48,32 @@
 static LIST_HEAD(shca_fabric);
 /* Guards shca_fabric. */
 static DEFINE_RWLOCK(shca_fabric_lock);
+/* Counted up on every change a route depends on; 0 is never current. */
+static atomic_t shca_fabric_gen = ATOMIC_INIT(1);
+
+/**
+ * shca_hw_fabric_changed() - say that a route may have changed
+ *
+ * Called after a change to the fabric's devices, a port or a GID table,
+ * with the change made: every QP's cached route is looked up again.
+ */
+void shca_hw_fabric_changed(void)
+{
+	/* Fully ordered: after the change, before any grace period. */
+	if (!atomic_inc_return(&shca_fabric_gen))
+		atomic_inc(&shca_fabric_gen);
+}
+
+/**
+ * shca_hw_fabric_generation() - the fabric's count of route changes
+ *
+ * Return: the generation a route found now is found under.
+ */
+u32 shca_hw_fabric_generation(void)
+{
+	return atomic_read(&shca_fabric_gen);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_fabric_generation);
 
 /**
  * shca_hw_fabric_add() - connect a device to the fabric
@@ -44,17 +84,25 @@ void shca_hw_fabric_add(struct shca_hw *hw)
 	write_lock(&shca_fabric_lock);
 	list_add_tail(&hw->fabric_node, &shca_fabric);
 	write_unlock(&shca_fabric_lock);
+	shca_hw_fabric_changed();
 }
 
 /**
  * shca_hw_fabric_del() - disconnect a device from the fabric
  * @hw: the device
+ *
+ * On return no QP's turn still routes to @hw through a cached route.
+ * Context: may sleep.
  */
 void shca_hw_fabric_del(struct shca_hw *hw)
 {
+	might_sleep();
 	write_lock(&shca_fabric_lock);
 	list_del_init(&hw->fabric_node);
 	write_unlock(&shca_fabric_lock);
+	shca_hw_fabric_changed();
+	/* A turn that read the old generation is inside rcu_read_lock(). */
+	synchronize_rcu();
 }
 
 /* The largest IB MTU whose packets, with RoCE headers, fit the link. */
@@ -68,17 +116,14 @@ static u32 shca_hw_link_mtu(u32 link_mtu)
 	return mtu;
 }
 
-/**
- * shca_hw_fabric_source() - where a message from a device comes from
- * @hw: the sending device
- * @av: the address vector it is sent with
- * @src: filled in: the source GID, its encapsulation, the path MTU and
- *	the segment the port is cabled to
- *
- * Return: false if the port is down or the source GID is not valid.
+/*
+ * Where a message from @hw sent with @av comes from: the source GID, its
+ * encapsulation, the path MTU and the segment the port is cabled to.
+ * False if the port is down or the source GID is not valid.
  */
-bool shca_hw_fabric_source(struct shca_hw *hw, const struct shca_hw_av *av,
-			   struct shca_hw_src *src)
+static bool shca_hw_fabric_source(struct shca_hw *hw,
+				  const struct shca_hw_av *av,
+				  struct shca_hw_src *src)
 {
 	static const u8 v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
 	const struct shca_hw_gid_entry *e;
@@ -132,30 +177,96 @@ static bool shca_hw_owns_gid(struct shca_hw *hw, const u8 *gid, u64 segment)
 	return found;
 }
 
-/**
- * shca_hw_fabric_route() - find the QP a message is for, and hold it
- * @dgid: the destination GID
- * @dqpn: the destination QPN
- * @segment: the sender's segment
- *
- * Return: the QP, referenced (shca_hw_qp_put()), or NULL when no device
- * on @segment with its port up holds @dgid, or it has no such QP.
+/*
+ * The device on @segment with its port up whose GID table holds @dgid,
+ * or NULL.  Not referenced: the caller is inside rcu_read_lock(), which
+ * keeps it from being freed (shca_hw_fabric_del()).
  */
-struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
-					u64 segment)
+static struct shca_hw *shca_hw_fabric_find(const u8 *dgid, u64 segment)
 {
-	struct shca_hw_qp *qp = NULL;
-	struct shca_hw *hw;
+	struct shca_hw *hw, *found = NULL;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "fabric lookup outside RCU");
 	read_lock(&shca_fabric_lock);
 	list_for_each_entry(hw, &shca_fabric, fabric_node) {
 		if (shca_hw_owns_gid(hw, dgid, segment)) {
-			qp = shca_hw_qp_get(hw, dqpn & SHCA_HW_QPN_MASK);
+			found = hw;
 			break;
 		}
 	}
 	read_unlock(&shca_fabric_lock);
-	return qp;
+	return found;
+}
+
+/**
+ * shca_hw_route_source() - where a QP's message comes from
+ * @qp: the sending QP
+ * @av: the address vector the message is sent with
+ * @src: filled in: the source GID, its encapsulation, the path MTU and
+ *	the segment the port is cabled to
+ *
+ * Takes the QP's cached route when it was found for @av under the
+ * fabric's current generation, and otherwise looks the source up and
+ * starts a new route (the destination is looked up by
+ * shca_hw_route_dest()).
+ *
+ * Return: false if the port is down or the source GID is not valid.
+ */
+bool shca_hw_route_source(struct shca_hw_qp *qp, const struct shca_hw_av *av,
+			  struct shca_hw_src *src)
+{
+	struct shca_hw_route *rt = &qp->route;
+	u32 gen = atomic_read(&shca_fabric_gen);
+
+	lockdep_assert_held(&qp->turn_mutex);
+	if (rt->gen != gen || rt->sgid_index != av->sgid_index ||
+	    memcmp(rt->dgid, av->dgid, SHCA_HW_GID_LEN)) {
+		rt->routable = shca_hw_fabric_source(qp->hw, av, &rt->src);
+		rt->sgid_index = av->sgid_index;
+		memcpy(rt->dgid, av->dgid, SHCA_HW_GID_LEN);
+		rt->dst_known = false;
+		rt->gen = gen;
+	}
+	if (rt->routable)
+		*src = rt->src;
+	return rt->routable;
+}
+
+/**
+ * shca_hw_route_dest() - find the QP a message is for, and hold it
+ * @qp: the sending QP, after shca_hw_route_source() said it can send
+ * @dqpn: the destination QPN
+ *
+ * The destination GID and the segment are the route's, as
+ * shca_hw_route_source() took them.  The device holding the GID comes
+ * from the cached route while the fabric's generation is the route's;
+ * the QP within it is looked up by @dqpn every time.
+ *
+ * Return: the QP, referenced (shca_hw_qp_put()), or NULL when no device
+ * on the segment with its port up holds the GID, or it has no such QP.
+ */
+struct shca_hw_qp *shca_hw_route_dest(struct shca_hw_qp *qp, u32 dqpn)
+{
+	struct shca_hw_route *rt = &qp->route;
+	struct shca_hw_qp *dqp = NULL;
+	struct shca_hw *dst;
+
+	lockdep_assert_held(&qp->turn_mutex);
+	shca_hw_window_pass(qp->hw, SHCA_WIN_ROUTE, qp->qpn);
+	rcu_read_lock();
+	if (rt->gen == atomic_read(&shca_fabric_gen) && rt->dst_known) {
+		dst = rt->dst;
+	} else {
+		shca_hw_count(qp->hw, SHCA_CNT_ROUTE_LOOKUPS);
+		dst = shca_hw_fabric_find(rt->dgid, rt->src.segment);
+		/* Kept unless the fabric changed since the source was found. */
+		rt->dst = dst;
+		rt->dst_known = rt->gen == atomic_read(&shca_fabric_gen);
+	}
+	if (dst)
+		dqp = shca_hw_qp_get(dst, dqpn & SHCA_HW_QPN_MASK);
+	rcu_read_unlock();
+	return dqp;
 }
 
 /*

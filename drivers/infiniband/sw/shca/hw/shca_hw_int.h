@@ -302,6 +302,38 @@ struct shca_hw_wq {
 	u32 ci;
 };
 
+/* Where a message comes from, as the receiver's headers will say. */
+struct shca_hw_src {
+	u8 gid[SHCA_HW_GID_LEN];
+	u8 net_type;
+	u32 mtu;
+	u64 segment;
+};
+
+/**
+ * struct shca_hw_route - where a QP's messages went last, kept by its turn
+ * @gen: the fabric generation it was found under; 0 for none
+ * @sgid_index: the source GID index it was found for
+ * @dgid: the destination GID it was found for
+ * @routable: the source can send: its port is up and the GID valid
+ * @dst_known: @dst has been looked up
+ * @src: the source, when @routable
+ * @dst: the device on @src.segment whose port is up and whose GID table
+ *	holds @dgid, or NULL for none; not referenced, so only good under
+ *	rcu_read_lock() while @gen is the fabric's
+ *
+ * Only the QP's turn reads or writes it (its turn_mutex is held).
+ */
+struct shca_hw_route {
+	u32 gen;
+	u32 sgid_index;
+	u8 dgid[SHCA_HW_GID_LEN];
+	bool routable;
+	bool dst_known;
+	struct shca_hw_src src;
+	struct shca_hw *dst;
+};
+
 /**
  * struct shca_hw_qp - a queue pair context
  * @hw: the device
@@ -340,6 +372,7 @@ struct shca_hw_wq {
  *	went out
  * @engine: the QP's turn on an execution unit (shca_hw_sched.c)
  * @ev: its affiliated events in the EQ
+ * @route: the route its last message took, for its turn's next one
  */
 struct shca_hw_qp {
 	struct shca_hw *hw;
@@ -374,6 +407,7 @@ struct shca_hw_qp {
 	bool comm_est_sent;
 	struct delayed_work engine;
 	struct shca_hw_evsrc ev;
+	struct shca_hw_route route;
 };
 
 /**
@@ -737,14 +771,6 @@ struct shca_hw_mpt *shca_hw_mpt_lookup(struct shca_hw *hw, u32 key);
 void shca_hw_mpt_release(struct shca_hw_mpt *mpt);
 
 /* shca_hw_fabric.c */
-/* Where a message comes from, as the receiver's headers will say. */
-struct shca_hw_src {
-	u8 gid[SHCA_HW_GID_LEN];
-	u8 net_type;
-	u32 mtu;
-	u64 segment;
-};
-
 /**
  * struct shca_hw_msg - one message on the wire, as the responder sees it
  * @src_qp: the sending QP
@@ -786,10 +812,10 @@ struct shca_hw_result {
 
 void shca_hw_fabric_add(struct shca_hw *hw);
 void shca_hw_fabric_del(struct shca_hw *hw);
-bool shca_hw_fabric_source(struct shca_hw *hw, const struct shca_hw_av *av,
-			   struct shca_hw_src *src);
-struct shca_hw_qp *shca_hw_fabric_route(const u8 *dgid, u32 dqpn,
-					u64 segment);
+void shca_hw_fabric_changed(void);
+bool shca_hw_route_source(struct shca_hw_qp *qp, const struct shca_hw_av *av,
+			  struct shca_hw_src *src);
+struct shca_hw_qp *shca_hw_route_dest(struct shca_hw_qp *qp, u32 dqpn);
 void shca_hw_fabric_grh(u8 *buf, const struct shca_hw_msg *m, const u8 *dgid);
 u32 shca_hw_fabric_mcast(const u8 *mgid, u64 segment,
 			 const struct shca_hw_qp *src,

@@ -178,7 +178,7 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	m.av = ud ? &w->ud.av : &attr->av;
 	m.qkey = w->ud.remote_qkey & SHCA_HW_QKEY_PRIVILEGED ?
 		 attr->qkey : w->ud.remote_qkey;
-	routable = shca_hw_fabric_source(hw, m.av, &m.src);
+	routable = shca_hw_route_source(qp, m.av, &m.src);
 	if ((atomic && m.len != 8) || m.len > hw->caps->max_msg_sz ||
 	    (ud && routable && m.len > m.src.mtu)) {
 		shca_hw_count(hw, SHCA_CNT_LEN_ERR);
@@ -194,9 +194,8 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	}
 	dqp = NULL;
 	if (routable)
-		dqp = shca_hw_fabric_route(m.av->dgid,
-					   ud ? w->ud.remote_qpn :
-					   attr->dest_qpn, m.src.segment);
+		dqp = shca_hw_route_dest(qp, ud ? w->ud.remote_qpn :
+					 attr->dest_qpn);
 	if (!dqp) {
 		if (shca_hw_qp_reliable(qp))
 			res->no_ack = true;

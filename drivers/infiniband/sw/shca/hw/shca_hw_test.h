@@ -75,6 +75,9 @@ const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw);
 /* The device memory (shca_hw_dm.c) */
 void *shca_hw_dm_ptr(struct shca_hw *hw, u64 addr, u64 len);
 
+/* The fabric (shca_hw_fabric.c) */
+u32 shca_hw_fabric_generation(void);
+
 /* The multicast group table (shca_hw_mcast.c) */
 u32 shca_hw_mcast_groups(struct shca_hw *hw);
 u32 shca_hw_mcast_groups_of(struct shca_hw *hw, u32 qpn);

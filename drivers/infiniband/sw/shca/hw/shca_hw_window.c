@@ -42,6 +42,7 @@ static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_DB_IDLE]	= "db_idle",
 	[SHCA_WIN_DB_RECHECK]	= "db_recheck",
 	[SHCA_WIN_CQ_ARM]	= "cq_arm",
+	[SHCA_WIN_ROUTE]	= "route",
 };
 
 /**
