@@ -26,7 +26,8 @@
  *	a CQ of its own ("own", the control: same work, no shared sweep) is
  *	created, brought to RTS, given 8 sends and destroyed, every
  *	PERIOD_US microseconds (or as fast as that goes).  Reports the
- *	destroy_qp latencies, the time a whole victim cycle takes, the
+ *	destroy_qp latencies, the time a whole victim cycle takes (and its
+ *	parts: create, to RTS, the posts), the
  *	neighbours' completion rate in both phases, and two checks that must
  *	stay zero: neighbour completions lost, reordered or failed, and
  *	victim completions polled after their QP's destroy_qp returned.
@@ -476,13 +477,21 @@ static int kb_load_init(struct kb_load *l, struct ib_device *dev, u32 nr,
 	return err;
 }
 
+/* Where a victim cycle's time goes, summed over the cycles. */
+struct kb_cycle {
+	u64 total;
+	u64 create;
+	u64 to_rts;
+	u64 post;
+};
+
 /*
  * Create a victim, give it traffic, destroy it: @ns is the destroy_qp
- * latency, @cycle_ns the whole cycle's.
+ * latency; @cyc sums the cycle's parts.
  */
-static int kb_victim(struct kb_load *l, u32 gen, u64 *ns, u64 *cycle_ns)
+static int kb_victim(struct kb_load *l, u32 gen, u64 *ns, struct kb_cycle *cyc)
 {
-	u64 t0, start = ktime_get_ns();
+	u64 t0, t1, start = ktime_get_ns();
 	struct ib_qp *qp;
 	int err;
 	u32 k;
@@ -490,13 +499,18 @@ static int kb_victim(struct kb_load *l, u32 gen, u64 *ns, u64 *cycle_ns)
 	qp = kb_ud_qp(l->pd, l->victim_cq, l->victim_cq, KB_INFLIGHT);
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
+	t0 = ktime_get_ns();
+	cyc->create += t0 - start;
 	err = kb_ud_to_rts(qp);
+	t1 = ktime_get_ns();
+	cyc->to_rts += t1 - t0;
 	for (k = 0; !err && k < KB_INFLIGHT; k++)
 		err = kb_send(l, qp, KB_WR_VICTIM | gen);
 	t0 = ktime_get_ns();
+	cyc->post += t0 - t1;
 	ib_destroy_qp(qp);
 	*ns = ktime_get_ns() - t0;
-	*cycle_ns += ktime_get_ns() - start;
+	cyc->total += ktime_get_ns() - start;
 	/* Its CQEs are swept: the poller may not see one from here on. */
 	smp_store_release(&l->destroyed, gen);
 	return err;
@@ -505,7 +519,8 @@ static int kb_victim(struct kb_load *l, u32 gen, u64 *ns, u64 *cycle_ns)
 static int kb_destroy(struct ib_device *dev, u32 nr, u32 period_us, u32 ms,
 		      bool shared)
 {
-	u64 base, loaded, t0, t_end, next, now, *lat, busy = 0;
+	u64 base, loaded, t0, t_end, next, now, *lat;
+	struct kb_cycle cyc = {};
 	struct kb_load l = {};
 	u32 n = 0, gen = 0;
 	int err;
@@ -540,7 +555,7 @@ static int kb_destroy(struct ib_device *dev, u32 nr, u32 period_us, u32 ms,
 			continue;
 		}
 		next += (u64)period_us * NSEC_PER_USEC;
-		err = kb_victim(&l, ++gen, &lat[n++], &busy);
+		err = kb_victim(&l, ++gen, &lat[n++], &cyc);
 		if (err)
 			break;
 	}
@@ -558,7 +573,11 @@ static int kb_destroy(struct ib_device *dev, u32 nr, u32 period_us, u32 ms,
 		      shared ? "shared" : "own", nr, period_us, ms);
 	kb_add_result(" destroys=%u destroys_per_s=%llu cycle_ns=%llu", n,
 		      div64_u64((u64)n * NSEC_PER_SEC, t_end - t0),
-		      n ? div64_u64(busy, n) : 0);
+		      n ? div64_u64(cyc.total, n) : 0);
+	kb_add_result(" create_ns=%llu to_rts_ns=%llu post_ns=%llu",
+		      n ? div64_u64(cyc.create, n) : 0,
+		      n ? div64_u64(cyc.to_rts, n) : 0,
+		      n ? div64_u64(cyc.post, n) : 0);
 	kb_add_result(" lat_ns_median=%llu lat_ns_p99=%llu lat_ns_max=%llu",
 		      kb_pct(lat, n, 50), kb_pct(lat, n, 99),
 		      n ? lat[n - 1] : 0);

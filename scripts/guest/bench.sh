@@ -330,13 +330,14 @@ if [ $smoke -eq 1 ]; then
 else
 	neighbours="1 8 64" ms=3000
 fi
-echo "cq,neighbours,period_us,destroys_per_s,cycle_ns,lat_ns_median,lat_ns_p99,lat_ns_max,base_per_s,loaded_per_s,drop_pct,victim_polled,bad,late" > "$dir/destroy.csv"
+echo "cq,neighbours,period_us,destroys_per_s,cycle_ns,lat_ns_median,lat_ns_p99,lat_ns_max,base_per_s,loaded_per_s,drop_pct,victim_polled,bad,late,create_ns,to_rts_ns,post_ns" > "$dir/destroy.csv"
 for n in $neighbours; do
 	for cq in shared own; do
 		r=$(kbench destroy shca_b "$n" 1000 "$ms" "$cq")
 		fields "$r" cq neighbours period_us destroys_per_s cycle_ns \
 			lat_ns_median lat_ns_p99 lat_ns_max base_per_s \
-			loaded_per_s drop_permille victim_polled bad late |
+			loaded_per_s drop_permille victim_polled bad late \
+			create_ns to_rts_ns post_ns |
 			awk -F, -v OFS=, '{ $11 = sprintf("%.1f", $11 / 10); print }' \
 			>> "$dir/destroy.csv"
 		[ "$(fields "$r" bad late)" = 0,0 ] ||

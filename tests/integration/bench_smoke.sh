@@ -117,8 +117,10 @@ awk -F, -v t=$timed "$figure"'
 awk -F, -v t=$timed 'NR > 1 && !($5 == int($3 * $4 / 100) &&
 			       ($6 > 0 || (!t && $6 == 0))) { print; bad = 1 }
 	 END { exit bad }' "$d/sweep.csv" || fail "a sweep result is wrong"
-# Every destroy run destroyed QPs while the neighbours completed work.
-awk -F, 'NR > 1 && !($4 > 0 && $9 > 0 && $10 > 0 && $13 == 0 && $14 == 0) {
+# Every destroy run destroyed QPs while the neighbours completed work, and
+# the parts of a victim cycle (create, to RTS, posts) fit in the cycle.
+awk -F, 'NR > 1 && !($4 > 0 && $9 > 0 && $10 > 0 && $13 == 0 && $14 == 0 &&
+		     $15 > 0 && $16 > 0 && $17 > 0 && $15 + $16 + $17 < $5) {
 	 print; bad = 1 } END { exit bad }' "$d/destroy.csv" ||
 	fail "a destroy-under-load run is wrong"
 # QPs and CQs take memory, and bigger ones take more.
