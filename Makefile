@@ -16,6 +16,12 @@
 #                   the debug one); a table, CSV and plots in out/
 #   make soak       a randomised mix of traffic and faults for SOAK_SECONDS
 #                   (default 1800) on the SMP debug kernel
+#   make debs       the shca-dkms and libshca Debian packages, in out/debs/
+#   make pkgtest    the packages installed on a Debian 12 system, booted on
+#                   its 6.1 and 6.12 kernels (scripts/pkg-test.sh)
+#   make install    shca.ko for the running kernel (KVER=, KDIR=) and the
+#                   provider for the system's libibverbs (DESTDIR= to stage)
+#   make uninstall  remove what make install put there
 #
 # KDIR defaults to the debug kernel's build directory, built on first use.
 
@@ -23,7 +29,8 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 KDIR ?= $(shell $(TOP)/scripts/build-kernel.sh)
 
-.PHONY: all modules clean check kunit itest vm demo lint kernel stock user bench soak
+.PHONY: all modules clean check kunit itest vm demo lint kernel stock user bench soak \
+	debs install uninstall pkgtest
 
 all: modules
 
@@ -68,3 +75,15 @@ lint:
 
 itest:
 	@$(TOP)/scripts/check.sh --itest
+
+debs:
+	@$(TOP)/scripts/build-debs.sh
+
+pkgtest:
+	@$(TOP)/scripts/check.sh --pkg
+
+install:
+	@$(TOP)/scripts/install.sh install
+
+uninstall:
+	@$(TOP)/scripts/install.sh uninstall

@@ -5,7 +5,7 @@
 # the test kernels, in out/build-<kernel>/ so that the two builds never
 # share objects.
 #
-#   build-module.sh debug|stock [extra make arguments, e.g. C=1]
+#   build-module.sh debug|stock|stock61 [extra make arguments, e.g. C=1]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -13,8 +13,10 @@ kernel=$1
 shift
 case "$kernel" in
 debug) kdir=$("$SHCA_TOP/scripts/build-kernel.sh") ;;
-stock) kdir=$("$SHCA_TOP/scripts/fetch-stock.sh")/usr/src/linux-headers-$(shca_stock_release) ;;
-*) shca_die "build-module.sh: kernel must be debug or stock" ;;
+stock|stock61)
+	kdir=$("$SHCA_TOP/scripts/fetch-stock.sh" "$kernel")/usr/src/linux-headers-$(shca_stock_release "$kernel")
+	;;
+*) shca_die "build-module.sh: kernel must be debug, stock or stock61" ;;
 esac
 
 b=$SHCA_TOP/out/build-$kernel

@@ -1,9 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Fetch Debian's stock 6.12 kernel image and headers that match the
-# installed linux-source-6.12, and unpack them under $SHCA_CACHE without
-# installing them.  The unpacked tree holds:
+# Fetch a stock Debian kernel's image and headers and unpack them under
+# $SHCA_CACHE without installing them:
+#
+#   fetch-stock.sh [stock|stock61]
+#
+# "stock" (the default) is the 6.12 that matches the installed
+# linux-source-6.12; "stock61" is Debian 12's default kernel, the 6.1 that
+# linux-image-amd64 depends on.  The unpacked tree holds:
 #   root/boot/vmlinuz-<rel>                 the kernel the guest boots
 #   root/lib/modules/<rel>/                 its modules, depmod already run
 #   root/usr/src/linux-headers-<rel>/       KDIR for building shca
@@ -14,9 +19,11 @@ set -euo pipefail
 
 shca_need_pkgs linux-source-6.12 kmod xz-utils gcc-12
 
-rel=$(shca_stock_release)
-abi=${rel%-amd64}
-dir=$(shca_stock_dir)
+kernel=${1:-stock}
+[ "$kernel" = stock ] || [ "$kernel" = stock61 ] ||
+	shca_die "fetch-stock.sh: the kernel must be stock or stock61"
+rel=$(shca_stock_release "$kernel")
+dir=$(shca_stock_dir "$kernel")
 root=$dir/root
 
 if [ -f "$dir/.shca-unpacked" ]; then
@@ -25,20 +32,17 @@ if [ -f "$dir/.shca-unpacked" ]; then
 	exit 0
 fi
 
-# Debian publishes the signed image some days after the unsigned one it
-# is built from (same kernel, same modules); either will do.
-stock_image() {
-	if [ -n "$(apt-cache madison "linux-image-$rel" 2>/dev/null)" ]; then
-		echo "linux-image-$rel"
-	else
-		echo "linux-image-$rel-unsigned"
-	fi
-}
-
+# The headers, and the common headers and kbuild tree they depend on
+# (linux-headers-6.1.0-57-common and linux-kbuild-6.1, say).
 stock_download() {
-	cd "$dir/debs" && apt-get download -q "$(stock_image)" \
-		"linux-headers-$rel" "linux-headers-$abi-common" \
-		"linux-kbuild-$abi"
+	local deps
+	deps=$(apt-cache depends "linux-headers-$rel" |
+		sed -n 's/^ *Depends: \(linux-\(headers-.*-common\|kbuild-.*\)\)$/\1/p' |
+		sort -u)
+	[ -n "$deps" ] || return 1
+	# shellcheck disable=SC2086
+	cd "$dir/debs" && apt-get download -q "$(shca_stock_image "$rel")" \
+		"linux-headers-$rel" $deps
 }
 
 rm -rf "$dir"

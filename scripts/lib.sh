@@ -61,11 +61,71 @@ shca_kbuild_dir() {
 	echo "$SHCA_CACHE/kbuild-$(shca_source_pkg_version | tr '~' '_')-$h"
 }
 
-# Debian's ABI name for the stock kernel, e.g. 6.12.117+deb12-amd64.
+# Debian's ABI name for a stock kernel: "stock" (the default) is the 6.12
+# that matches linux-source-6.12, e.g. 6.12.117+deb12-amd64; "stock61" is
+# Debian 12's default kernel, the one linux-image-amd64 depends on, e.g.
+# 6.1.0-57-amd64.
 shca_stock_release() {
-	echo "$(shca_upstream_version)+deb12-amd64"
+	local rel
+	case "${1:-stock}" in
+	stock)
+		echo "$(shca_upstream_version)+deb12-amd64"
+		;;
+	stock61)
+		rel=$(shca_default_image)
+		[ -n "$rel" ] || { apt-get update -qq >&2; rel=$(shca_default_image); }
+		[ -n "$rel" ] || shca_die "no linux-image-amd64 in the package lists"
+		echo "$rel"
+		;;
+	*)
+		shca_die "no stock kernel named '$1' (stock or stock61)"
+		;;
+	esac
+}
+
+# The release linux-image-amd64 depends on, or nothing.
+shca_default_image() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\(6\.1\.[0-9]*-[0-9]*-amd64\)$/\1/p' |
+		head -n 1
+}
+
+# The image package of a release: Debian publishes the signed image some
+# days after the unsigned one it is built from (same kernel, same
+# modules); either will do.
+shca_stock_image() {
+	if [ -n "$(apt-cache madison "linux-image-$1" 2>/dev/null)" ]; then
+		echo "linux-image-$1"
+	else
+		echo "linux-image-$1-unsigned"
+	fi
 }
 
 shca_stock_dir() {
-	echo "$SHCA_CACHE/stock-$(shca_stock_release)"
+	echo "$SHCA_CACHE/stock-$(shca_stock_release "${1:-stock}")"
+}
+
+# Every kernel the tests run on, and the one a name stands for:
+# shca_kernel_ok NAME fails for a name that is none of them.
+SHCA_KERNELS="debug stock stock61"
+shca_kernel_ok() {
+	[[ " $SHCA_KERNELS " == *" $1 "* ]]
+}
+
+# shca_provider_loads PROVIDER: dies unless the system's libibverbs
+# defines every symbol version PROVIDER (libshca-rdmav34.so, built in
+# rdma-core 56.1) needs of libibverbs, its private ABI among them: a
+# provider the system could not load is never installed.
+shca_provider_loads() {
+	local syslib need have missing
+	syslib=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libibverbs.so.1
+	[ -f "$syslib" ] || shca_die "no $syslib: install libibverbs1"
+	need=$(objdump -T "$1" |
+		awk '$4 == "*UND*" && $5 ~ /^IBVERBS_/ { print $5 }' | sort -u)
+	have=$(objdump -T "$syslib" |
+		awk '$4 != "*UND*" && $5 ~ /^IBVERBS_/ { print $5 }' | sort -u)
+	[ -n "$need" ] || shca_die "$1 needs nothing of libibverbs: not a provider"
+	missing=$(comm -23 <(echo "$need") <(echo "$have"))
+	[ -z "$missing" ] ||
+		shca_die "the system's libibverbs lacks $(echo "$missing" | tr '\n' ' ')that libshca needs"
 }

@@ -3,7 +3,8 @@
 #
 # Style checks of the C sources, with the kernel's own tools: checkpatch
 # --strict, kernel-doc -Wall and sparse (through a C=1 build against the
-# debug kernel).  libshca and the userspace tests are checked with
+# debug kernel), and that the release number agrees wherever it stands
+# (scripts/check-version.sh).  libshca and the userspace tests are checked with
 # checkpatch too, but keep userspace C types and errno values; libshca
 # must also compile clean with -Wall -Wextra -Werror (build-user.sh).
 # Reports in KTAP: the plan, then "ok N NAME" or "not ok N NAME" per check,
@@ -20,7 +21,7 @@ files=$(git ls-files '*.c' '*.h' 2>/dev/null)
 rc=0 n=0 notes=
 
 echo "KTAP version 1"
-echo "1..3"
+echo "1..4"
 
 # say TEXT...: a finding, printed as a KTAP comment before the result.
 say() {
@@ -100,6 +101,13 @@ else
 	say "$out"
 	say "kernel-doc: exit status $st"
 	report kernel-doc FAIL
+fi
+
+if out=$("$SHCA_TOP/scripts/check-version.sh" 2>&1); then
+	report versions PASS
+else
+	say "$out"
+	report versions FAIL
 fi
 
 shca_need_pkgs sparse

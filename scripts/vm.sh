@@ -3,12 +3,17 @@
 #
 # Boot a test kernel under QEMU and run one guest script in it.
 #
-#   vm.sh [--kernel debug|stock] [--timeout SECONDS] [--interactive]
-#         [--out DIR] [--cpus N] [SCRIPT [ARGS...]]
+#   vm.sh [--kernel debug|stock|stock61|system:RELEASE] [--root ROOT]
+#         [--timeout SECONDS] [--interactive] [--out DIR] [--cpus N]
+#         [SCRIPT [ARGS...]]
 #
 # The guest has N vCPUs (default 2, at most 8) and 3 GiB.
-# The guest's root is the host's root, shared read-only over 9p; DIR (the
-# scratch area) is shared writable at the same path.  /tmp, /run, /dev/shm
+# The guest's root is ROOT (default: the host's root), shared read-only
+# over 9p; DIR (the scratch area) is shared writable at the same path.
+# "system:RELEASE" boots ROOT's own kernel, /boot/vmlinuz-RELEASE, with
+# ROOT's /lib/modules/RELEASE: a Debian system in a directory
+# (scripts/pkg-test.sh), which must hold the project's checkout at its
+# path on the host.  /tmp, /run, /dev/shm
 # and /var/tmp are tmpfs in the guest, and /lib/modules holds the booted
 # kernel's modules.  SCRIPT runs as root in that root, under bash, from
 # the project's top directory.
@@ -27,6 +32,7 @@ timeout=900
 interactive=0
 out=
 cpus=2
+sysroot=/
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
@@ -34,6 +40,7 @@ while [ $# -gt 0 ]; do
 	--interactive) interactive=1; shift ;;
 	--out) out=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
+	--root) sysroot=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) shca_die "vm.sh: unknown option $1" ;;
 	*) break ;;
@@ -51,14 +58,24 @@ debug)
 	rel=$(cat "$kb/include/config/kernel.release")
 	moddir=$kb/modroot/lib/modules/$rel
 	;;
-stock)
-	root=$("$SHCA_TOP/scripts/fetch-stock.sh")
-	rel=$(shca_stock_release)
+stock|stock61)
+	root=$("$SHCA_TOP/scripts/fetch-stock.sh" "$kernel")
+	rel=$(shca_stock_release "$kernel")
 	bzimage=$root/boot/vmlinuz-$rel
 	moddir=$root/lib/modules/$rel
 	;;
+system:*)
+	rel=${kernel#system:}
+	root=$sysroot
+	[ "$root" != / ] || shca_die "vm.sh: --kernel system:REL needs --root"
+	bzimage=$root/boot/vmlinuz-$rel
+	# A path in the guest's root, which is ROOT.
+	moddir=/lib/modules/$rel
+	[ -f "$bzimage" ] && [ -d "$root$moddir" ] ||
+		shca_die "vm.sh: $root has no kernel $rel"
+	;;
 *)
-	shca_die "vm.sh: --kernel must be debug or stock"
+	shca_die "vm.sh: --kernel must be debug, stock, stock61 or system:RELEASE"
 	;;
 esac
 
@@ -71,7 +88,7 @@ rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# The initramfs: busybox, and for the stock kernel the 9p modules that
+# The initramfs: busybox, and for a stock kernel the virtio and 9p modules that
 # the debug kernel has built in.
 ird=$out/.initramfs
 mkdir -p "$ird"/{bin,dev,proc,sys,newroot,modules}
@@ -79,13 +96,17 @@ cp /bin/busybox "$ird/bin/busybox"
 cp "$SHCA_TOP/scripts/guest/initramfs-init" "$ird/init"
 chmod +x "$ird/init"
 : > "$ird/modules/order"
-if [ "$kernel" = stock ]; then
-	for m in 9p 9pnet_virtio; do
+if [ "$kernel" != debug ]; then
+	for m in virtio_pci 9p 9pnet_virtio; do
 		modprobe --show-depends -d "$root" -S "$rel" "$m"
 	done | awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++' |
 		while read -r ko; do
 			name=$(basename "${ko%.xz}")
-			xz -dc "$ko" > "$ird/modules/$name"
+			# 6.12's modules are xz-compressed, 6.1's are not.
+			case "$ko" in
+			*.xz) xz -dc "$ko" > "$ird/modules/$name" ;;
+			*) cp "$ko" "$ird/modules/$name" ;;
+			esac
 			echo "$name" >> "$ird/modules/order"
 		done
 fi
@@ -123,7 +144,7 @@ cmdline="console=ttyS0 panic=-1 loglevel=7"
 machine=pc
 [ "$kernel" = debug ] && machine=q35
 cmdline+=" SHCA_TOP=$SHCA_TOP SHCA_OUT=$out SHCA_MODDIR=$moddir"
-cmdline+=" SHCA_KERNEL=$kernel"
+cmdline+=" SHCA_KERNEL=${kernel#system:}"
 # Part of rdma-core's suite, for tests/integration/rdma_core_suite.sh: a
 # comma-separated list of test ids (or parts of them) to run.
 if [ -n "${SHCA_RDMA_CORE_CASES:-}" ]; then
@@ -141,7 +162,7 @@ qemu=(qemu-system-x86_64 -nic none -machine "$machine" -accel "$accel"
 	-cpu "$cpu" -smp "$cpus" -m 3G
 	-no-reboot -kernel "$bzimage" -initrd "$out/initramfs.gz"
 	-append "$cmdline"
-	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
+	-fsdev "local,id=hostroot,path=$sysroot,security_model=none,readonly=on,multidevs=remap"
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
 	-fsdev "local,id=scratch,path=$out,security_model=none,multidevs=remap"
 	-device virtio-9p-pci,fsdev=scratch,mount_tag=scratch)

@@ -14,7 +14,7 @@
 # "not ok N NAME" as each test ends (a guest that dies leaves a report
 # short of its plan).  A test exits 0 to pass and 77 to skip; it fails too
 # if shca cannot be unloaded after it.  A test with a "# shca-kernels:
-# K..." line runs on those kernels only (debug, stock) and is skipped on
+# K..." line runs on those kernels only (debug, stock, stock61) and is skipped on
 # the others, saying so.  Each result also goes to the kernel log as
 # "shca-test: NAME PASS|FAIL|SKIP".
 . "$SHCA_TOP/scripts/guest/lib.sh"
@@ -76,7 +76,7 @@ if [ -n "$itest" ]; then
 	fi
 	for t in "${tests[@]}"; do
 		name=$(basename "$t" .sh)
-		only=$(sed -n 's/^# shca-kernels: \([a-z ]\+\)$/\1/p' "$t")
+		only=$(sed -n 's/^# shca-kernels: \([a-z0-9 ]\+\)$/\1/p' "$t")
 		if [ -n "$only" ] && [[ " $only " != *" $SHCA_KERNEL "* ]]; then
 			result "$name" SKIP "runs on the $only kernel only"
 			continue

@@ -12,7 +12,7 @@
 # At the end no mckey QP is left and both group tables are empty.
 # Stock kernel only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
-# shca-kernels: stock
+# shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

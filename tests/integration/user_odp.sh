@@ -6,7 +6,7 @@
 # never stale ones, never a child's copy; the MMU notifier's
 # invalidations and the device's page faults show in the counters.
 # Stock kernel only: the debug kernel's ib_core has no on-demand paging.
-# shca-kernels: stock
+# shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

@@ -7,7 +7,7 @@
 # shca-timeout: 600
 # Stock kernel only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
-# shca-kernels: stock
+# shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

@@ -5,7 +5,7 @@
 # write (tests/user/pyverbs_smoke.py).
 # Stock kernel only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
-# shca-kernels: stock
+# shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

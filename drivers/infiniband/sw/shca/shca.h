@@ -25,6 +25,7 @@
 
 #include "hw/shca_hw.h"
 #include "shca_cmd.h"
+#include "shca_compat.h"
 
 /*
  * The data path shared with libshca (include/shca/), with the kernel's
@@ -506,9 +507,7 @@ struct rdma_user_mmap_entry *shca_mmap_insert(struct ib_udata *udata,
 					      void *buf, size_t len,
 					      u64 *offset);
 
-/* shca_cq.c */
-int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct uverbs_attr_bundle *attrs);
+/* shca_cq.c (shca_create_cq() is declared in shca_compat.h) */
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
@@ -635,7 +634,7 @@ struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int shca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
-int shca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+/* shca_fill_res_srq_entry() is declared in shca_compat.h. */
 int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port, int index);
 

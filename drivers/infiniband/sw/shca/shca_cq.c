@@ -82,16 +82,15 @@ static int shca_cq_user_init(struct shca_dev *sdev, struct shca_cq *cq,
  * @ibcq: the object ib_core allocated
  * @attr: depth, vector and flags; of the flags, only
  *	IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
- * @attrs: for a process's CQ, struct shca_create_cq_cmd in and
+ * @udata: for a process's CQ, struct shca_create_cq_cmd in and
  *	struct shca_create_cq_resp out; NULL for the kernel's
  *
  * Return: 0 or a negative errno.
  */
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct uverbs_attr_bundle *attrs)
+		   struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
-	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
 	struct shca_cq *cq = to_shca_cq(ibcq);
 	struct shca_hw_cq_create params = {};
 	int err;

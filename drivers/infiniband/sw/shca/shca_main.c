@@ -35,10 +35,12 @@
 #include <rdma/rdma_netlink.h>
 
 #include "shca.h"
+#include "shca_version.h"
 
 MODULE_AUTHOR("The shca developers");
 MODULE_DESCRIPTION("shca: a soft InfiniBand/RoCE HCA with a hardware model");
 MODULE_LICENSE("Dual BSD/GPL");
+MODULE_VERSION(SHCA_VERSION);
 
 /* Every shca device, from creation until its teardown has returned. */
 static LIST_HEAD(shca_dev_list);
@@ -154,7 +156,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_xrcd = shca_alloc_xrcd,
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
-	.create_cq = shca_create_cq,
+	.create_cq = shca_create_cq_op,
 	.create_qp = shca_create_qp,
 	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
@@ -175,7 +177,6 @@ static const struct ib_device_ops shca_dev_ops = {
 	.fill_res_cq_entry = shca_fill_res_cq_entry,
 	.fill_res_mr_entry = shca_fill_res_mr_entry,
 	.fill_res_qp_entry = shca_fill_res_qp_entry,
-	.fill_res_srq_entry = shca_fill_res_srq_entry,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,
 	.get_hw_stats = shca_get_hw_stats,
@@ -277,6 +278,7 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	init_waitqueue_head(&sdev->qpn_wait);
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);
+	shca_compat_set_ops(&sdev->ibdev);
 	if (IS_ENABLED(CONFIG_INFINIBAND_USER_ACCESS))
 		sdev->ibdev.driver_def = shca_uapi_defs;
 	/*
