@@ -18,10 +18,7 @@ set -euo pipefail
 shca_need_pkgs dpkg-dev debhelper dh-dkms chrpath fakeroot lintian \
 	libibverbs1 binutils
 
-ver=$(sed -n 's/^#define SHCA_VERSION "\(.*\)"$/\1/p' \
-	"$SHCA_TOP/drivers/infiniband/sw/shca/shca_version.h")
-[ -n "$ver" ] || shca_die "no SHCA_VERSION in shca_version.h"
-"$SHCA_TOP/scripts/check-version.sh" >&2 ||
+ver=$("$SHCA_TOP/scripts/check-version.sh") ||
 	shca_die "the version numbers of the tree disagree"
 
 build=$("$SHCA_TOP/scripts/build-rdma-core.sh")

@@ -120,10 +120,12 @@ shca_provider_loads() {
 	local syslib need have missing
 	syslib=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libibverbs.so.1
 	[ -f "$syslib" ] || shca_die "no $syslib: install libibverbs1"
-	need=$(objdump -T "$1" |
-		awk '$4 == "*UND*" && $5 ~ /^IBVERBS_/ { print $5 }' | sort -u)
-	have=$(objdump -T "$syslib" |
-		awk '$4 != "*UND*" && $5 ~ /^IBVERBS_/ { print $5 }' | sort -u)
+	# objdump -T: a line per dynamic symbol, "*UND*" for those needed,
+	# the version before the name (in parentheses where undefined).
+	need=$(objdump -T "$1" | grep -F '*UND*' |
+		grep -oE '\bIBVERBS_[A-Z0-9_.]+' | sort -u)
+	have=$(objdump -T "$syslib" | grep -vF '*UND*' |
+		grep -oE '\bIBVERBS_[A-Z0-9_.]+' | sort -u)
 	[ -n "$need" ] || shca_die "$1 needs nothing of libibverbs: not a provider"
 	missing=$(comm -23 <(echo "$need") <(echo "$have"))
 	[ -z "$missing" ] ||
