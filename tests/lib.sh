@@ -19,6 +19,14 @@ skip() {
 	exit 77
 }
 
+# kernel_before MAJOR.MINOR: whether the running kernel is older.  For
+# what an older ib_core lacks, and shca with it (shca_compat.h).
+kernel_before() {
+	local want=$1 have
+	have=$(uname -r | grep -oE '^[0-9]+\.[0-9]+')
+	[ "$(printf '%s\n%s\n' "$have" "$want" | sort -V | head -n1)" != "$want" ]
+}
+
 # mkdummy NAME [MAC]: a dummy Ethernet netdev, up.
 mkdummy() {
 	ip link add "$1" type dummy

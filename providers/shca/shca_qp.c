@@ -136,6 +136,29 @@ static uint64_t shca_send_ops(enum ibv_qp_type type)
 }
 
 /*
+ * FLUSH and ATOMIC WRITE need the kernel's side too (ib_core 6.2 on): a
+ * QP takes them only where the device offers them.  Asked only when a QP
+ * asks for one of them.
+ */
+static uint64_t shca_send_ops_device(struct ibv_context *ibctx,
+				     uint64_t want)
+{
+	struct ibv_device_attr_ex dev = {};
+	uint64_t no = 0;
+
+	if (!(want & (IBV_QP_EX_WITH_FLUSH | IBV_QP_EX_WITH_ATOMIC_WRITE)))
+		return 0;
+	if (ibv_query_device_ex(ibctx, NULL, &dev))
+		return IBV_QP_EX_WITH_FLUSH | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	if (!(dev.device_cap_flags_ex & (IB_UVERBS_DEVICE_FLUSH_GLOBAL |
+					 IB_UVERBS_DEVICE_FLUSH_PERSISTENT)))
+		no |= IBV_QP_EX_WITH_FLUSH;
+	if (!(dev.device_cap_flags_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE))
+		no |= IBV_QP_EX_WITH_ATOMIC_WRITE;
+	return no;
+}
+
+/*
  * Whether @attr names an object of another context.  The kernel looks
  * handles up in the context the command comes through, so a foreign
  * object's handle would name one of this context's, or none.
@@ -248,6 +271,12 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	     attr->create_flags) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (attr->send_ops_flags & ~shca_send_ops(attr->qp_type)))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags &
+	     shca_send_ops_device(ibctx, attr->send_ops_flags))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

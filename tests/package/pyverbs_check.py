@@ -28,19 +28,26 @@ def main(name):
     cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
     qps = [QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
            for _ in range(2)]
+    # pyverbs 44's QPAttr takes only the states as arguments: the rest
+    # are attributes.
     for me, peer in ((qps[0], qps[1]), (qps[1], qps[0])):
-        qa = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
+        qa = QPAttr(qp_state=e.IBV_QPS_INIT)
+        qa.port_num = 1
         qa.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE
         me.to_init(qa)
         gr = GlobalRoute(dgid=gid, sgid_index=3)
-        ah = AHAttr(port_num=1, is_global=1, gr=gr)
-        qa = QPAttr(qp_state=e.IBV_QPS_RTR, path_mtu=e.IBV_MTU_1024,
-                    max_dest_rd_atomic=1, min_rnr_timer=12)
+        qa = QPAttr(qp_state=e.IBV_QPS_RTR)
+        qa.path_mtu = e.IBV_MTU_1024
+        qa.max_dest_rd_atomic = 1
+        qa.min_rnr_timer = 12
         qa.dest_qp_num = peer.qp_num
-        qa.ah_attr = ah
+        qa.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
         me.to_rtr(qa)
-        qa = QPAttr(qp_state=e.IBV_QPS_RTS, timeout=14, retry_cnt=7,
-                    rnr_retry=7, max_rd_atomic=1)
+        qa = QPAttr(qp_state=e.IBV_QPS_RTS)
+        qa.timeout = 14
+        qa.retry_cnt = 7
+        qa.rnr_retry = 7
+        qa.max_rd_atomic = 1
         me.to_rts(qa)
     sge = SGE(mr.buf, 64, mr.lkey)
     qps[1].post_recv(RecvWR(wr_id=2, num_sge=1, sg=[sge]))

@@ -1360,6 +1360,82 @@ static void test_flush(void)
 	traffic_ok("flush_device_works_after");
 }
 
+/*
+ * Where ib_core predates FLUSH and ATOMIC WRITE (6.1), the device offers
+ * neither: no capability, no QP takes them, no MR gets their rights, and
+ * the rest of the QP still works.
+ */
+static void test_flush_absent(void)
+{
+	struct ibv_device_attr_ex dev = {};
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	struct pair p;
+	char *buf;
+	int ret, ok;
+
+	pair_open(&p);
+	ret = ibv_query_device_ex(p.ctx, NULL, &dev);
+	CHECK(!ret && !(dev.device_cap_flags_ex &
+			(IB_UVERBS_DEVICE_FLUSH_GLOBAL |
+			 IB_UVERBS_DEVICE_FLUSH_PERSISTENT |
+			 IB_UVERBS_DEVICE_ATOMIC_WRITE)),
+	      "flush_absent_no_caps", "ret %d caps %#llx", ret,
+	      (unsigned long long)dev.device_cap_flags_ex);
+
+	errno = 0;
+	qp = new_qp_ex(&p, IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH);
+	CHECK(!qp && errno == EOPNOTSUPP, "flush_absent_no_qp", "%s",
+	      qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	errno = 0;
+	qp = new_qp_ex(&p, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE);
+	CHECK(!qp && errno == EOPNOTSUPP, "atomic_write_absent_no_qp", "%s",
+	      qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	buf = aligned_alloc(4096, 4096);
+	if (!buf)
+		die("buf");
+	errno = 0;
+	mr = ibv_reg_mr(p.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_FLUSH_GLOBAL);
+	CHECK(!mr && errno == EINVAL, "flush_absent_no_mr_right", "%s",
+	      mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+
+	/* The other extended operations are there, and traffic flows. */
+	ibv_destroy_qp(p.a);
+	ibv_destroy_qp(p.b);
+	p.a = new_qp_ex(&p, IBV_QPT_RC, IBV_QP_EX_WITH_RDMA_WRITE |
+			IBV_QP_EX_WITH_SEND);
+	p.b = new_qp_ex(&p, IBV_QPT_RC, IBV_QP_EX_WITH_RDMA_WRITE |
+			IBV_QP_EX_WITH_SEND);
+	CHECK(p.a && p.b, "flush_absent_other_ops", "%s", strerror(errno));
+	if (!p.a || !p.b)
+		die("ibv_create_qp_ex with WRITE and SEND");
+	if (connect_qp(&p, p.a, p.b->qp_num) ||
+	    connect_qp(&p, p.b, p.a->qp_num))
+		die("connect");
+	memcpy(p.buf, "absent!", 8);
+	if (post_recv(p.b, p.mr, p.buf + 64, 8, 2) ||
+	    post_send(p.a, IBV_WR_SEND, p.mr, p.buf, 8, 0, 0, 1))
+		die("post");
+	ret = poll_one(p.cq, &wc);
+	ok = ret == 1 && wc.status == IBV_WC_SUCCESS;
+	ret += poll_one(p.cq, &wc);
+	CHECK(ok && ret == 2 && wc.status == IBV_WC_SUCCESS &&
+	      !memcmp(p.buf + 64, "absent!", 8),
+	      "flush_absent_traffic_flows", "n %d status %s", ret,
+	      ibv_wc_status_str(wc.status));
+	free(buf);
+	pair_close(&p);
+}
+
 /* --- posting in RESET --------------------------------------------------- */
 
 static void test_reset(void)
@@ -4008,6 +4084,7 @@ int main(int argc, char **argv)
 		{ "udata", test_udata }, { "mmap", test_mmap },
 		{ "rings", test_rings }, { "mr", test_mr },
 		{ "flush", test_flush },
+		{ "flush_absent", test_flush_absent },
 		{ "reset", test_reset }, { "teardown", test_teardown },
 		{ "hold", test_hold }, { "flood", test_flood },
 		{ "memcg", test_memcg }, { "limits", test_limits },
