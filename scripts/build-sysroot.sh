@@ -12,8 +12,9 @@
 #   - the stock 6.12 image and headers downloaded into apt's cache but not
 #     installed, for the test that installs a new kernel after shca.
 # Nothing of shca is in it.  The tree is cached under $SHCA_CACHE, keyed
-# on this script and the two kernel releases, and never changed after it
-# is built: the package tests lay an overlay on it.
+# on what goes into it (the release, the packages and the two kernel
+# releases: change the recipe below and it is built again), and never
+# changed after it is built: the package tests lay an overlay on it.
 #
 # Prints the tree's path on stdout.
 set -euo pipefail
@@ -23,7 +24,13 @@ shca_need_pkgs debootstrap debian-archive-keyring
 
 rel61=$(shca_stock_release stock61)
 rel612=$(shca_stock_release stock)
-key=$( (cat "$0"; echo "$rel61 $rel612") | sha256sum | cut -c1-12)
+# The recipe.
+suite=bookworm
+pkgs=(kmod iproute2 procps bash util-linux dkms initramfs-tools
+      "linux-image-$rel61" "linux-headers-$rel61"
+      ibverbs-utils rdmacm-utils perftest python3-pyverbs ibverbs-providers)
+later=("$(shca_stock_image "$rel612")" "linux-headers-$rel612")
+key=$(echo "1 $suite minbase ${pkgs[*]} / ${later[*]}" | sha256sum | cut -c1-12)
 dir=$SHCA_CACHE/sysroot-$key
 if [ -f "$dir/.shca-built" ]; then
 	shca_log "Debian 12 system: cached in $dir"
@@ -51,13 +58,18 @@ trap umount_all EXIT
 umount_all
 rm -rf "$tmp"
 shca_log "debootstrap of Debian 12 into $tmp (a few minutes)"
-debootstrap --variant=minbase bookworm "$tmp" http://deb.debian.org/debian \
+debootstrap --variant=minbase $suite "$tmp" http://deb.debian.org/debian \
 	> "$SHCA_CACHE/sysroot-debootstrap.log" 2>&1 ||
 	shca_die "debootstrap failed; see $SHCA_CACHE/sysroot-debootstrap.log"
 
-# The sources of this machine, which is a Debian 12 one too.
-rm -f "$tmp/etc/apt/sources.list"
-cp /etc/apt/sources.list.d/debian.sources "$tmp/etc/apt/sources.list.d/"
+# The sources of this machine, which is a Debian 12 one too, in either
+# of apt's formats.
+if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+	rm -f "$tmp/etc/apt/sources.list"
+	cp /etc/apt/sources.list.d/debian.sources "$tmp/etc/apt/sources.list.d/"
+elif [ -f /etc/apt/sources.list ]; then
+	cp /etc/apt/sources.list "$tmp/etc/apt/sources.list"
+fi
 # No service starts inside the chroot.
 printf '#!/bin/sh\nexit 101\n' > "$tmp/usr/sbin/policy-rc.d"
 chmod +x "$tmp/usr/sbin/policy-rc.d"
@@ -74,13 +86,9 @@ in_root() {
 shca_log "installing the kernel $rel61, dkms and rdma-core's tools"
 {
 	in_root apt-get update -qq &&
-	in_root apt-get install -y -qq --no-install-recommends \
-		kmod iproute2 procps bash util-linux dkms initramfs-tools \
-		"linux-image-$rel61" "linux-headers-$rel61" \
-		ibverbs-utils rdmacm-utils perftest python3-pyverbs \
-		ibverbs-providers &&
+	in_root apt-get install -y -qq --no-install-recommends "${pkgs[@]}" &&
 	in_root apt-get install -y -qq --no-install-recommends --download-only \
-		"$(shca_stock_image "$rel612")" "linux-headers-$rel612"
+		"${later[@]}"
 } > "$SHCA_CACHE/sysroot-apt.log" 2>&1 ||
 	shca_die "installing into the Debian 12 system failed; see $SHCA_CACHE/sysroot-apt.log"
 umount_all

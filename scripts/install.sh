@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make install and make uninstall: shca without a package, in the layout
-# of the packages (make debs):
+# of the packages (make debs), but for the module's directory (DKMS's is
+# updates/dkms/):
 #   /lib/modules/KVER/updates/shca.ko                      the driver
 #   /usr/lib/MULTIARCH/libibverbs/libshca-rdmav34.so        the provider
 #   /etc/libibverbs.d/shca.driver                           its driver file
@@ -15,7 +16,9 @@
 # staging root (default: none, the system itself, which then runs
 # depmod).  The provider is built in rdma-core 56.1
 # (scripts/build-rdma-core.sh) and installed only if the system's
-# libibverbs has every symbol version it needs.
+# libibverbs has every symbol version it needs.  Both ways at once would
+# leave two shca.ko and two owners of the provider: with shca-dkms or
+# libshca installed, make install refuses.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,6 +36,13 @@ install)
 	[ -f "$kdir/Makefile" ] ||
 		shca_die "no kernel build tree in $kdir: install linux-headers-$kver, or set KDIR"
 	shca_need_pkgs chrpath binutils libibverbs1 dpkg-dev
+	if [ -z "$dest" ]; then
+		for p in shca-dkms libshca; do
+			! grep -q 'ok installed' <<<"$(dpkg-query -W \
+				-f '${Status}' "$p" 2>/dev/null)" ||
+				shca_die "the $p package is installed: remove it first (apt-get purge shca-dkms libshca)"
+		done
+	fi
 	b=$SHCA_TOP/out/install-$kver
 	rm -rf "$b"
 	mkdir -p "$b/include"

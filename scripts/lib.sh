@@ -121,13 +121,14 @@ shca_provider_loads() {
 	syslib=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libibverbs.so.1
 	[ -f "$syslib" ] || shca_die "no $syslib: install libibverbs1"
 	# objdump -T: a line per dynamic symbol, "*UND*" for those needed,
-	# the version before the name (in parentheses where undefined).
-	need=$(objdump -T "$1" | grep -F '*UND*' |
-		grep -oE '\bIBVERBS_[A-Z0-9_.]+' | sort -u)
-	have=$(objdump -T "$syslib" | grep -vF '*UND*' |
-		grep -oE '\bIBVERBS_[A-Z0-9_.]+' | sort -u)
+	# then the version (in parentheses where undefined) and the name.
+	# Each symbol must be there at the version the provider binds to.
+	need=$(objdump -T "$1" | awk 'NF > 2 && /\*UND\*/ && $(NF - 1) ~ /^\(IBVERBS_/ {
+		v = $(NF - 1); gsub(/[()]/, "", v); print $NF "@" v }' | sort -u)
+	have=$(objdump -T "$syslib" | awk 'NF > 2 && !/\*UND\*/ && $(NF - 1) ~ /^\(?IBVERBS_/ {
+		v = $(NF - 1); gsub(/[()]/, "", v); print $NF "@" v }' | sort -u)
 	[ -n "$need" ] || shca_die "$1 needs nothing of libibverbs: not a provider"
 	missing=$(comm -23 <(echo "$need") <(echo "$have"))
 	[ -z "$missing" ] ||
-		shca_die "the system's libibverbs lacks $(echo "$missing" | tr '\n' ' ')that libshca needs"
+		shca_die "the system's libibverbs lacks $(echo "$missing" | tr '\n' ' ')which libshca needs"
 }

@@ -18,14 +18,21 @@
 #      modprobe, rdma link add, and Debian's unmodified ibv_* tools,
 #      perftest, rping and pyverbs over the installed provider, with no
 #      environment variable;
-#   4. removes both packages: every shca.ko DKMS built and the provider
-#      go with them.
-# Steps 1, 2 and 4 are checked here; step 3 in the guests.  Reports in
+#   4. removes both packages, and purges them: every shca.ko DKMS built,
+#      the provider and its driver file go with them;
+#   5. stages make install and make uninstall for 6.1 into a directory.
+# Steps 1, 2, 4 and 5 are checked here; step 3 in the guests.  The
+# packages go in through a chroot, not in the booted guest: DKMS under
+# TCG would take many minutes for what the chroot does in seconds, and
+# the guest boots the very tree the chroot changed.  Reports in
 # KTAP: this script's own checks on stdout, each guest's in
 # out/pkg-<release>/results (check.sh counts both).  Exits non-zero if a
 # host step fails or a guest run fails.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+# No result of an earlier run may be counted as this one's.
+rm -rf "$SHCA_TOP"/out/pkg-*/
 
 debs=$("$SHCA_TOP/scripts/build-debs.sh")
 base=$("$SHCA_TOP/scripts/build-sysroot.sh")
@@ -46,14 +53,27 @@ teardown() {
 }
 trap teardown EXIT
 teardown
-rm -rf "$w" "$SHCA_TOP"/out/pkg-*/
+rm -rf "$w"
 mkdir -p "$w/upper" "$w/work" "$root"
 mount -t overlay overlay \
 	-o "lowerdir=$base,upperdir=$w/upper,workdir=$w/work" "$root"
-mount -t proc proc "$root/proc"
-mount -t sysfs sysfs "$root/sys"
-mount --bind /dev "$root/dev"
-mount --bind /dev/pts "$root/dev/pts"
+
+# The host's /proc, /sys and /dev, for the chroot steps only: a booted
+# guest mounts its own.
+host_mounts() {
+	mount -t proc proc "$root/proc"
+	mount -t sysfs sysfs "$root/sys"
+	mount --bind /dev "$root/dev"
+	mount --make-private "$root/dev"
+	mount --bind /dev/pts "$root/dev/pts"
+}
+host_umounts() {
+	local m
+	for m in "$root/dev/pts" "$root/dev" "$root/sys" "$root/proc"; do
+		umount "$m"
+	done
+}
+host_mounts
 
 in_root() {
 	chroot "$root" env -i DEBIAN_FRONTEND=noninteractive LC_ALL=C \
@@ -89,10 +109,10 @@ install_debs() {
 	cp "$debs"/shca-dkms_"${ver}"_all.deb "$debs"/libshca_"${ver}"_amd64.deb \
 		"$root/tmp/"
 	in_root dpkg -i "/tmp/shca-dkms_${ver}_all.deb" \
-		"/tmp/libshca_${ver}_amd64.deb"
+		"/tmp/libshca_${ver}_amd64.deb" || return 1
 	in_root dkms status shca
 	[ -f "$(ko "$rel61")" ] || { echo "no $(ko "$rel61")"; return 1; }
-	modinfo -F version "$(ko "$rel61")" | grep -qxF "$ver" ||
+	[ "$(modinfo -F version "$(ko "$rel61")")" = "$ver" ] ||
 		{ echo "shca.ko for $rel61 is not version $ver"; return 1; }
 	[ -f "$root/usr/lib/x86_64-linux-gnu/libibverbs/libshca-rdmav34.so" ] &&
 		grep -qx 'driver shca' "$root/etc/libibverbs.d/shca.driver"
@@ -101,7 +121,7 @@ install_debs() {
 new_kernel() {
 	[ ! -e "$(ko "$rel612")" ] || { echo "shca.ko for $rel612 before its kernel"; return 1; }
 	in_root apt-get install -y -q --no-download --no-install-recommends \
-		"$(shca_stock_image "$rel612")" "linux-headers-$rel612"
+		"$(shca_stock_image "$rel612")" "linux-headers-$rel612" || return 1
 	in_root dkms status shca
 	[ -f "$(ko "$rel612")" ] || { echo "DKMS built no $(ko "$rel612")"; return 1; }
 	grep -qE "^updates/dkms/shca.ko(.xz)?:" "$root/lib/modules/$rel612/modules.dep" ||
@@ -113,6 +133,7 @@ check "installing kernel $rel612 builds shca.ko for it" new_kernel
 
 # The guests run from this tree: the checkout at its own path, and the
 # busybox the test guest's init powers off with.
+host_umounts
 mkdir -p "$root$SHCA_TOP"
 mount --bind "$SHCA_TOP" "$root$SHCA_TOP"
 [ -x "$root/bin/busybox" ] || cp /bin/busybox "$root/bin/busybox"
@@ -126,10 +147,11 @@ boot() {
 check "the system boots $rel61 and runs the tests" boot "$rel61"
 check "the system boots $rel612 and runs the tests" boot "$rel612"
 umount -l "$root$SHCA_TOP"
+host_mounts
 
 remove_debs() {
 	local k
-	in_root dpkg -r shca-dkms libshca
+	in_root dpkg -r shca-dkms libshca || return 1
 	for k in "$rel61" "$rel612"; do
 		[ ! -e "$(ko "$k")" ] || { echo "$(ko "$k") is still there"; return 1; }
 		! grep -q "shca.ko" "$root/lib/modules/$k/modules.dep" ||
@@ -138,7 +160,7 @@ remove_debs() {
 	[ ! -e "$root/usr/lib/x86_64-linux-gnu/libibverbs/libshca-rdmav34.so" ] ||
 		{ echo "the provider is still there"; return 1; }
 	# The driver file is a conffile: removed, not purged, it stays.
-	in_root dpkg -P libshca
+	in_root dpkg -P shca-dkms libshca || return 1
 	[ ! -e "$root/etc/libibverbs.d/shca.driver" ] ||
 		{ echo "shca.driver is still there after a purge"; return 1; }
 	[ -z "$(in_root dkms status shca)" ] ||
@@ -152,16 +174,19 @@ install_tree() {
 	local d=$w/destdir kdir f
 	kdir=$("$SHCA_TOP/scripts/fetch-stock.sh" stock61)/usr/src/linux-headers-$rel61
 	rm -rf "$d"
-	make -s -C "$SHCA_TOP" install DESTDIR="$d" KVER="$rel61" KDIR="$kdir"
+	make -s -C "$SHCA_TOP" install DESTDIR="$d" KVER="$rel61" KDIR="$kdir" ||
+		return 1
 	for f in "lib/modules/$rel61/updates/shca.ko" \
 		 usr/lib/x86_64-linux-gnu/libibverbs/libshca-rdmav34.so \
 		 etc/libibverbs.d/shca.driver; do
 		[ -f "$d/$f" ] || { echo "make install put no $f"; return 1; }
 	done
-	modinfo -F version "$d/lib/modules/$rel61/updates/shca.ko" | grep -qxF "$ver"
-	! readelf -d "$d/usr/lib/x86_64-linux-gnu/libibverbs/libshca-rdmav34.so" |
-		grep -qE 'RUNPATH|RPATH' || { echo "the provider keeps a RUNPATH"; return 1; }
-	make -s -C "$SHCA_TOP" uninstall DESTDIR="$d" KVER="$rel61"
+	[ "$(modinfo -F version "$d/lib/modules/$rel61/updates/shca.ko")" = "$ver" ] ||
+		{ echo "make install's shca.ko is not version $ver"; return 1; }
+	! grep -qE 'RUNPATH|RPATH' <<<"$(readelf -d \
+		"$d/usr/lib/x86_64-linux-gnu/libibverbs/libshca-rdmav34.so")" ||
+		{ echo "the provider keeps a RUNPATH"; return 1; }
+	make -s -C "$SHCA_TOP" uninstall DESTDIR="$d" KVER="$rel61" || return 1
 	f=$(find "$d" -type f ! -name 'modules.*')
 	[ -z "$f" ] || { echo "make uninstall left $f"; return 1; }
 }

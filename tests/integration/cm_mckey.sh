@@ -10,7 +10,7 @@
 # sender starts once the receivers' QPs are in the group, as the model's
 # debugfs mcast mirror shows (mckey posts its receives before it joins).
 # At the end no mckey QP is left and both group tables are empty.
-# Stock kernel only: make check's debug guest keeps its time for the
+# Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"

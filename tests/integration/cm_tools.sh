@@ -16,7 +16,7 @@
 # own.  Each tool must exit 0 and print what a good run prints; at the end
 # no process QP or rdma_cm ID is left on either device.
 # shca-timeout: 600
-# Stock kernel only: make check's debug guest keeps its time for the
+# Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"

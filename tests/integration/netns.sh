@@ -8,7 +8,7 @@
 # its shca device.  (netns_exclusive.sh covers "rdma system" exclusive
 # mode.)
 # shca-timeout: 600
-# Stock kernel only: make check's debug guest keeps its time for the
+# Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"

@@ -19,7 +19,7 @@
 # rpc.mountd (the export upcalls) run, in the guest; no rpcbind: the
 # server offers NFSv4 only.
 # shca-timeout: 600
-# Stock kernel only: make check's debug guest keeps its time for the
+# Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"

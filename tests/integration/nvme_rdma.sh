@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # NVMe over RDMA over shca: an nvmet-rdma port on shca0's IPv4 address
 # exporting a memory-backed null_blk namespace, and nvme-rdma's host
-# connecting to it with two I/O queues, one write queue and a host NQN of
-# the test's own, (a) in loopback on shca0 and (b) from shca1 (--host-traddr) to shca0.
+# connecting to it with at least two I/O queues (one a write queue) and a
+# host NQN of the test's own, (a) in loopback on shca0 and (b) from shca1
+# (--host-traddr) to shca0.
 # Each time fio writes crc32c-checked blocks (4 KiB random, which go as
 # inline data, and 128 KiB sequential, which the target fetches with RDMA
 # READ from a fast-registration MR) and reads them back; the host
@@ -12,7 +13,7 @@
 # rdma res must show the host's and the target's QPs on the devices each
 # case puts them on, and, at the end, nothing of theirs left.
 # shca-timeout: 900
-# Stock kernel only: make check's debug guest keeps its time for the
+# Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"

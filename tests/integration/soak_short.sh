@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make soak in miniature: scripts/guest/soak.sh for about two minutes on
-# the debug kernel (one on the stock kernel, half a minute on 6.1), with a seed from the clock
-# that it prints first (SOAK_SEED=N make soak draws the same again).
+# the debug kernel (one on the stock 6.12 kernel, half a minute on 6.1),
+# with a seed from the clock that it prints first (SOAK_SEED=N make soak
+# draws the same again).
 # Traffic processes check every completion they expect while they are
 # killed, their QPs destroyed and reset, garbage is written into their
 # rings, devices and netdevs are deleted under them, and shca is reloaded

@@ -5,7 +5,7 @@
 # (tests/user/odp_remap.py): the device sees the pages the process has now,
 # never stale ones, never a child's copy; the MMU notifier's
 # invalidations and the device's page faults show in the counters.
-# Stock kernel only: the debug kernel's ib_core has no on-demand paging.
+# Stock kernels only: the debug kernel's ib_core has no on-demand paging.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 

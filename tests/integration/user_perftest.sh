@@ -5,7 +5,7 @@
 # post with the ibv_wr_* API and poll the mapped CQ rings; each must run to
 # its report.  One run uses two QPs, one a shared receive queue.
 # shca-timeout: 600
-# Stock kernel only: make check's debug guest keeps its time for the
+# Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"

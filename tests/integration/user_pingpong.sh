@@ -4,7 +4,7 @@
 # RC, UC, UD and SRQ pingpongs, in loopback on one device and between two
 # devices; "rdma res show" sees the processes' objects while they run; a
 # renamed device is hidden from libibverbs, and found again.
-# Stock kernel only: make check's debug guest keeps its time for the
+# Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"

@@ -3,7 +3,7 @@
 # pyverbs, the Python bindings the rdma-core build makes when cython3 is
 # present, over libshca: two RC QPs in loopback exchange a send and an RDMA
 # write (tests/user/pyverbs_smoke.py).
-# Stock kernel only: make check's debug guest keeps its time for the
+# Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"

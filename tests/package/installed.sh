@@ -55,7 +55,7 @@ t_modprobe_and_link() {
 	modprobe shca
 	modprobe rdma_ucm
 	two_devices
-	rdma link show shca0/1 | grep -q ACTIVE || fail "shca0 is not active"
+	grep -q ACTIVE <<<"$(rdma link show shca0/1)" || fail "shca0 is not active"
 }
 
 t_ibv_devices() {

@@ -24,6 +24,10 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
+#ifdef SHCA_NO_IB_VERBS_H
+#error "compat/features.sh found no include/rdma/ib_verbs.h in the kernel tree"
+#endif
+
 #ifndef SHCA_HAVE_IB_FLUSH
 #define IB_DEVICE_FLUSH_GLOBAL		0
 #define IB_DEVICE_FLUSH_PERSISTENT	0

@@ -12,6 +12,11 @@ has() {
 	grep -qsE "$2" "$inc/$1"
 }
 
+# A tree without ib_core's header would read as a kernel that has
+# nothing: say so instead, and shca_compat.h stops the build.
+[ -f "$inc/rdma/ib_verbs.h" ] || { echo -DSHCA_NO_IB_VERBS_H; exit 0; }
+# FLUSH and ATOMIC WRITE came together (6.2): one test for both.
+
 has rdma/ib_verbs.h 'IB_DEVICE_FLUSH_GLOBAL' && echo -DSHCA_HAVE_IB_FLUSH
 has rdma/ib_verbs.h '[(][*]fill_res_srq_entry[)]' &&
 	echo -DSHCA_HAVE_FILL_RES_SRQ
