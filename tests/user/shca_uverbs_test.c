@@ -1180,6 +1180,20 @@ static struct ibv_qp *new_qp_ex(struct pair *p, enum ibv_qp_type type,
 	return ibv_create_qp_ex(p->ctx, &init);
 }
 
+/* A QP of @type asking for @ops must be refused with EOPNOTSUPP. */
+static void qp_ex_refused(struct pair *p, enum ibv_qp_type type, uint64_t ops,
+			  const char *name)
+{
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = new_qp_ex(p, type, ops);
+	CHECK(!qp && errno == EOPNOTSUPP, name, "%s",
+	      qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
 /* Post one signaled FLUSH; returns what wr_complete said. */
 static int post_flush(struct ibv_qp *qp, uint32_t rkey, uint64_t addr,
 		      size_t len, uint8_t type, uint8_t level, uint64_t wr_id)
@@ -1227,7 +1241,6 @@ static void test_flush(void)
 	struct ibv_qp_init_attr init;
 	struct ibv_mr *gmr, *pmr;
 	struct ibv_qp_attr qa;
-	struct ibv_qp *qp;
 	struct ibv_wc wc;
 	struct pair p;
 	char *rbuf;
@@ -1242,18 +1255,9 @@ static void test_flush(void)
 	      (unsigned long long)dev.device_cap_flags_ex);
 
 	/* Only RC has them. */
-	errno = 0;
-	qp = new_qp_ex(&p, IBV_QPT_UC, IBV_QP_EX_WITH_FLUSH);
-	CHECK(!qp && errno == EOPNOTSUPP, "flush_not_on_uc", "%s",
-	      qp ? "created" : strerror(errno));
-	if (qp)
-		ibv_destroy_qp(qp);
-	errno = 0;
-	qp = new_qp_ex(&p, IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_WRITE);
-	CHECK(!qp && errno == EOPNOTSUPP, "atomic_write_not_on_ud", "%s",
-	      qp ? "created" : strerror(errno));
-	if (qp)
-		ibv_destroy_qp(qp);
+	qp_ex_refused(&p, IBV_QPT_UC, IBV_QP_EX_WITH_FLUSH, "flush_not_on_uc");
+	qp_ex_refused(&p, IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_WRITE,
+		      "atomic_write_not_on_ud");
 
 	ibv_destroy_qp(p.a);
 	ibv_destroy_qp(p.b);
@@ -1368,7 +1372,6 @@ static void test_flush(void)
 static void test_flush_absent(void)
 {
 	struct ibv_device_attr_ex dev = {};
-	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
 	struct pair p;
@@ -1384,18 +1387,9 @@ static void test_flush_absent(void)
 	      "flush_absent_no_caps", "ret %d caps %#llx", ret,
 	      (unsigned long long)dev.device_cap_flags_ex);
 
-	errno = 0;
-	qp = new_qp_ex(&p, IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH);
-	CHECK(!qp && errno == EOPNOTSUPP, "flush_absent_no_qp", "%s",
-	      qp ? "created" : strerror(errno));
-	if (qp)
-		ibv_destroy_qp(qp);
-	errno = 0;
-	qp = new_qp_ex(&p, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE);
-	CHECK(!qp && errno == EOPNOTSUPP, "atomic_write_absent_no_qp", "%s",
-	      qp ? "created" : strerror(errno));
-	if (qp)
-		ibv_destroy_qp(qp);
+	qp_ex_refused(&p, IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH, "flush_absent_no_qp");
+	qp_ex_refused(&p, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE,
+		      "atomic_write_absent_no_qp");
 
 	buf = aligned_alloc(4096, 4096);
 	if (!buf)
