@@ -6,7 +6,8 @@
 #   SOAK_SECONDS=N  how long the mix runs (default 1800)
 #   SOAK_SEED=N     the seed (default: from the clock; printed either way)
 #   SOAK_WORKERS=N  traffic processes at a time (default 6)
-#   KERNEL=stock    Debian's stock kernel instead of the debug one
+#   KERNEL=stock    Debian's stock 6.12 kernel instead of the debug one
+#   KERNEL=stock61  Debian 12's default 6.1 kernel
 #
 # scripts/guest/soak.sh does the work (see there); the guest's timeout is
 # the soak's time and 15 minutes more.  The run fails on any error the
@@ -21,8 +22,8 @@ seed=${SOAK_SEED:-$(( $(date +%s%N) % 1000000007 ))}
 workers=${SOAK_WORKERS:-6}
 kernel=${KERNEL:-debug}
 case "$kernel" in
-debug|stock) ;;
-*) shca_die "soak.sh: KERNEL must be debug or stock" ;;
+debug|stock|stock61) ;;
+*) shca_die "soak.sh: KERNEL must be debug, stock or stock61" ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || shca_die "soak.sh: SOAK_SECONDS must be a number"
 [[ "$seed" =~ ^[0-9]+$ ]] || shca_die "soak.sh: SOAK_SEED must be a number"

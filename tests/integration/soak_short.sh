@@ -1,22 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make soak in miniature: scripts/guest/soak.sh for about two minutes on
-# the debug kernel (one on the stock 6.12 kernel, half a minute on 6.1),
-# with a seed from the clock that it prints first (SOAK_SEED=N make soak
-# draws the same again).
+# the debug kernel (one on the stock 6.12 kernel), with a seed from the
+# clock that it prints first (SOAK_SEED=N make soak draws the same again).
 # Traffic processes check every completion they expect while they are
 # killed, their QPs destroyed and reset, garbage is written into their
 # rings, devices and netdevs are deleted under them, and shca is reloaded
 # when idle; it must end with no error, rdma res empty and no kernel
 # report.
 # shca-timeout: 600
+# Not on 6.1: what the soak drives is the model and shca's own teardown,
+# the same code on every kernel, and make check's time goes to the tests
+# of what 6.1's ib_core does differently.  make soak runs it anywhere.
+# shca-kernels: debug stock
 . "$(dirname "$0")/../lib.sh"
 
-case $SHCA_KERNEL in
-debug) secs=90 ;;
-stock61) secs=30 ;;
-*) secs=60 ;;
-esac
+secs=90
+[ "$SHCA_KERNEL" = debug ] || secs=60
 bash "$SHCA_TOP/scripts/guest/soak.sh" --seconds "$secs" --workers 4 \
 	--report "$SHCA_OUT/soak_short.txt" || fail "the soak found errors"
 echo ok
