@@ -112,21 +112,26 @@ shca_kernel_ok() {
 	[[ " $SHCA_KERNELS " == *" $1 "* ]]
 }
 
+# shca_ibverbs_syms FILE UNDEFINED: FILE's libibverbs symbols as
+# NAME@VERSION, sorted: those it needs (UNDEFINED 1) or defines (0).
+# objdump -T prints a line per dynamic symbol, "*UND*" for those needed,
+# then the version (in parentheses where undefined) and the name.
+shca_ibverbs_syms() {
+	objdump -T "$1" | awk -v und="$2" 'NF > 2 && (/\*UND\*/ ? 1 : 0) == und &&
+		$(NF - 1) ~ /^\(?IBVERBS_/ {
+		v = $(NF - 1); gsub(/[()]/, "", v); print $NF "@" v }' | sort -u
+}
+
 # shca_provider_loads PROVIDER: dies unless the system's libibverbs
-# defines every symbol version PROVIDER (libshca-rdmav34.so, built in
+# defines every symbol, at its version, that PROVIDER (libshca-rdmav34.so, built in
 # rdma-core 56.1) needs of libibverbs, its private ABI among them: a
 # provider the system could not load is never installed.
 shca_provider_loads() {
 	local syslib need have missing
 	syslib=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libibverbs.so.1
 	[ -f "$syslib" ] || shca_die "no $syslib: install libibverbs1"
-	# objdump -T: a line per dynamic symbol, "*UND*" for those needed,
-	# then the version (in parentheses where undefined) and the name.
-	# Each symbol must be there at the version the provider binds to.
-	need=$(objdump -T "$1" | awk 'NF > 2 && /\*UND\*/ && $(NF - 1) ~ /^\(IBVERBS_/ {
-		v = $(NF - 1); gsub(/[()]/, "", v); print $NF "@" v }' | sort -u)
-	have=$(objdump -T "$syslib" | awk 'NF > 2 && !/\*UND\*/ && $(NF - 1) ~ /^\(?IBVERBS_/ {
-		v = $(NF - 1); gsub(/[()]/, "", v); print $NF "@" v }' | sort -u)
+	need=$(shca_ibverbs_syms "$1" 1)
+	have=$(shca_ibverbs_syms "$syslib" 0)
 	[ -n "$need" ] || shca_die "$1 needs nothing of libibverbs: not a provider"
 	missing=$(comm -23 <(echo "$need") <(echo "$have"))
 	[ -z "$missing" ] ||
