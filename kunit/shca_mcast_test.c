@@ -14,6 +14,7 @@
  */
 #include <kunit/test.h>
 #include <linux/etherdevice.h>
+#include <linux/workqueue.h>
 #include <net/if_inet6.h>
 
 #include "shca.h"
@@ -417,12 +418,9 @@ static struct ib_ah *shca_mc_ah(struct kunit *test, struct shca_tq *tq)
 	return ah;
 }
 
-/*
- * Send SHCA_MC_LEN bytes of @tag from @tq to the group, with @qkey, and
- * poll the send's completion.
- */
-static void shca_mc_send(struct kunit *test, struct shca_tq *tq,
-			 struct ib_ah *ah, u8 tag, u32 qkey)
+/* Post a send of SHCA_MC_LEN bytes of @tag from @tq to the group. */
+static u64 shca_mc_post_send(struct kunit *test, struct shca_tq *tq,
+			     struct ib_ah *ah, u8 tag, u32 qkey)
 {
 	struct ib_sge sge = {
 		.addr = tq->addr + SHCA_TEST_BUF / 2,
@@ -441,15 +439,27 @@ static void shca_mc_send(struct kunit *test, struct shca_tq *tq,
 		.remote_qpn = SHCA_HW_MCAST_QPN,
 		.remote_qkey = qkey,
 	};
-	struct ib_wc wc;
 
 	memset(tq->buf + SHCA_TEST_BUF / 2, tag, SHCA_MC_LEN);
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(tq->qp, &wr.wr, NULL));
+	return wr.wr.wr_id;
+}
+
+/*
+ * Send SHCA_MC_LEN bytes of @tag from @tq to the group, with @qkey, and
+ * poll the send's completion.
+ */
+static void shca_mc_send(struct kunit *test, struct shca_tq *tq,
+			 struct ib_ah *ah, u8 tag, u32 qkey)
+{
+	u64 wr_id = shca_mc_post_send(test, tq, ah, tag, qkey);
+	struct ib_wc wc;
+
 	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(tq, &wc, 1));
 	KUNIT_ASSERT_EQ(test, IB_WC_SEND, wc.opcode);
 	KUNIT_ASSERT_EQ_MSG(test, IB_WC_SUCCESS, wc.status, "%s",
 			    ib_wc_status_msg(wc.status));
-	KUNIT_EXPECT_EQ(test, wr.wr.wr_id, wc.wr_id);
+	KUNIT_EXPECT_EQ(test, wr_id, wc.wr_id);
 }
 
 /* Post a receive for one copy, at the start of @tq's buffer. */
@@ -679,6 +689,131 @@ static void shca_test_mcast_detach_stops_delivery(struct kunit *test)
 	/* And a second attach, of the one still in. */
 	KUNIT_EXPECT_EQ(test, -EEXIST, shca_mc_attach(stayer));
 	KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(stayer));
+}
+
+/**
+ * struct shca_mc_stall - a detach and a bystander, each on a worker
+ * @member: the QP that leaves the group
+ * @dev: its device
+ * @detach: runs the detach
+ * @detach_ret: what it returned
+ * @detach_done: completed when it returned
+ * @other: runs the bystander: once the QP is out of the group table, it
+ *	creates and destroys a CQ on the same device
+ * @other_ret: what its commands returned
+ * @other_done: completed when it finished
+ * @detach_pending: the detach had not returned when the bystander did
+ */
+struct shca_mc_stall {
+	struct shca_tq *member;
+	struct ib_device *dev;
+	struct work_struct detach;
+	int detach_ret;
+	struct completion detach_done;
+	struct work_struct other;
+	int other_ret;
+	struct completion other_done;
+	bool detach_pending;
+};
+
+static void shca_mc_stall_detach_fn(struct work_struct *work)
+{
+	struct shca_mc_stall *s = container_of(work, struct shca_mc_stall,
+					       detach);
+
+	s->detach_ret = shca_mc_detach(s->member);
+	complete(&s->detach_done);
+}
+
+static void shca_mc_stall_other_fn(struct work_struct *work)
+{
+	struct shca_mc_stall *s = container_of(work, struct shca_mc_stall,
+					       other);
+	struct shca_hw *hw = to_shca_dev(s->dev)->hw;
+	struct ib_cq_init_attr attr = { .cqe = 16 };
+	unsigned long end = jiffies + 2 * SHCA_TEST_WAIT;
+	struct ib_cq *cq;
+
+	s->other_ret = -ETIMEDOUT;
+	while (shca_hw_mcast_groups_of(hw, s->member->qp->qp_num)) {
+		if (time_after(jiffies, end))
+			goto out;
+		usleep_range(100, 200);
+	}
+	cq = ib_create_cq(s->dev, NULL, NULL, NULL, &attr);
+	s->other_ret = PTR_ERR_OR_ZERO(cq);
+	if (!IS_ERR(cq))
+		s->other_ret = ib_destroy_cq_user(cq, NULL);
+out:
+	s->detach_pending = !completion_done(&s->detach_done);
+	complete(&s->other_done);
+}
+
+static void shca_mc_stall_wait(void *arg)
+{
+	struct shca_mc_stall *s = arg;
+
+	flush_work(&s->other);
+	flush_work(&s->detach);
+}
+
+/*
+ * A member's responder is held in the middle of taking in a copy (its
+ * receive CQE in the cqe_publish window).  A detach must wait for it, so
+ * that no copy is taken in once the detach returns; meanwhile the
+ * device's other commands (a CQ created and destroyed) complete.  With
+ * the wait under the device-wide command mutex they would wait too.
+ */
+static void shca_test_mcast_detach_waits_for_its_copy_alone(struct kunit *test)
+{
+	struct shca_tq *sender, *member;
+	struct shca_hw_window *win;
+	struct shca_mc_stall *s;
+	struct ib_device *da, *db;
+	struct ib_wc wc;
+	u64 wr_id;
+
+	shca_test_devices(test, true, &da, &db);
+	sender = shca_mc_qp(test, da);
+	member = shca_mc_qp(test, db);
+	KUNIT_ASSERT_EQ(test, 0, shca_mc_attach(member));
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->member = member;
+	s->dev = db;
+	INIT_WORK(&s->detach, shca_mc_stall_detach_fn);
+	INIT_WORK(&s->other, shca_mc_stall_other_fn);
+	init_completion(&s->detach_done);
+	init_completion(&s->other_done);
+	/* Cleanup runs backwards: the window opens before the workers end. */
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_mc_stall_wait,
+							   s));
+	win = shca_test_window_arm(test, db, SHCA_WIN_CQE_PUBLISH,
+				   member->qp->qp_num);
+	shca_mc_post_recv(test, member, 1);
+	wr_id = shca_mc_post_send(test, sender, shca_mc_ah(test, sender), 0xf1,
+				  SHCA_TEST_QKEY);
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, SHCA_TEST_WAIT));
+
+	queue_work(system_unbound_wq, &s->detach);
+	queue_work(system_unbound_wq, &s->other);
+	if (!wait_for_completion_timeout(&s->other_done, 3 * SHCA_TEST_WAIT))
+		KUNIT_FAIL(test, "the device's other commands waited");
+	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, shca_hw_window_state(win));
+	KUNIT_EXPECT_TRUE(test, s->detach_pending);
+	KUNIT_EXPECT_EQ(test, 0, s->other_ret);
+
+	shca_hw_window_release(win);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&s->detach_done,
+							    SHCA_TEST_WAIT));
+	KUNIT_EXPECT_EQ(test, 0, s->detach_ret);
+	/* The copy in flight was taken in whole; the send completed. */
+	shca_mc_expect_copy(test, member, sender, 1, 0xf1);
+	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(sender, &wc, 1));
+	KUNIT_EXPECT_EQ(test, wr_id, wc.wr_id);
+	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc.status);
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
 }
 
 static void shca_mc_reset(struct kunit *test, struct shca_tq *tq)
@@ -1070,6 +1205,7 @@ static struct kunit_case shca_mcast_cases[] = {
 	KUNIT_CASE(shca_test_mcast_member_without_a_receive_blocks_nobody),
 	KUNIT_CASE(shca_test_mcast_sender_gets_no_copy_of_its_own),
 	KUNIT_CASE(shca_test_mcast_detach_stops_delivery),
+	KUNIT_CASE(shca_test_mcast_detach_waits_for_its_copy_alone),
 	KUNIT_CASE(shca_test_mcast_reset_and_back_keeps_the_consumers_groups),
 	KUNIT_CASE_PARAM(shca_test_mcast_failed_restore_leaves_the_qp_in_reset,
 			 shca_mc_restore_fail_gen_params),

@@ -357,6 +357,77 @@ static void shca_test_odp_refault_after_invalidate(struct kunit *test)
 			   64);
 }
 
+/* Both ends' memory ODP, on one device: one handler answers for both. */
+struct shca_odp_both {
+	struct shca_odp_t *req;
+	struct shca_odp_t *resp;
+	/* Pages of the requester's entry held when the responder faulted. */
+	int users_seen;
+	int inval_ret;
+	atomic_t req_faults;
+	atomic_t resp_faults;
+};
+
+/*
+ * The responder's fault is answered as a copy-on-write break in a process
+ * owning both buffers would answer it: the MMU notifier first invalidates
+ * the requester's pages, and waits for whoever holds them.  It looks
+ * first: a wait for a hold of its own caller would never end.
+ */
+static int shca_odp_both_fault(void *ctx, const struct shca_hw_odp_fault *f)
+{
+	struct shca_odp_both *s = ctx;
+
+	if (f->key == s->req->key) {
+		atomic_inc(&s->req_faults);
+		return shca_odp_t_map(s->req, f->first, f->npages, true);
+	}
+	atomic_inc(&s->resp_faults);
+	s->users_seen = shca_hw_odp_users(s->req->sdev->hw, s->req->key);
+	if (s->users_seen)
+		return -EDEADLK;
+	s->inval_ret = shca_odp_t_invalidate(s->req, 0, SHCA_ODP_PAGES);
+	return shca_odp_t_map(s->resp, f->first, f->npages, true);
+}
+
+/*
+ * An RDMA WRITE from one ODP MR into another, every page absent: the
+ * requester faults its source in, the responder finds its target absent
+ * and raises the fault to the requester, which answers it holding no page
+ * of its own; so the invalidation the fault sets off completes, the
+ * source faults in again, and the write lands whole.
+ */
+static void shca_test_odp_responder_fault_holds_no_page(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct shca_odp_both *s;
+	u32 len = PAGE_SIZE + 64;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->resp = shca_odp_setup(test, a, b);
+	s->req = shca_odp_t_new(test, a);
+	KUNIT_ASSERT_PTR_EQ(test, s->req->sdev, s->resp->sdev);
+	shca_hw_set_odp_handler(s->req->sdev->hw, shca_odp_both_fault, s);
+	memset((void *)(uintptr_t)s->req->base, 0x66, len);
+	memset((void *)(uintptr_t)s->resp->base, 0x11, len);
+
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(&s->req->peer,
+						     &s->resp->peer,
+						     IB_WR_RDMA_WRITE, 1, 0,
+						     0, len, 0));
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	KUNIT_EXPECT_EQ(test, 0, s->users_seen);
+	KUNIT_EXPECT_EQ(test, 0, s->inval_ret);
+	KUNIT_EXPECT_EQ(test, 1, atomic_read(&s->resp_faults));
+	/* Faulted in, taken away by the invalidation, faulted in again. */
+	KUNIT_EXPECT_EQ(test, 2, atomic_read(&s->req_faults));
+	KUNIT_EXPECT_MEMEQ(test, (void *)(uintptr_t)s->resp->base,
+			   (void *)(uintptr_t)s->req->base, len);
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_odp_users(s->req->sdev->hw,
+						   s->req->key));
+}
+
 struct shca_odp_inval {
 	struct shca_odp_t *t;
 	struct work_struct work;
@@ -556,6 +627,7 @@ static struct kunit_case shca_odp_cases[] = {
 	KUNIT_CASE_PARAM(shca_test_odp_fault_fails, shca_odp_op_gen_params),
 	KUNIT_CASE(shca_test_odp_read_only_page_faults_for_write),
 	KUNIT_CASE(shca_test_odp_refault_after_invalidate),
+	KUNIT_CASE(shca_test_odp_responder_fault_holds_no_page),
 	KUNIT_CASE(shca_test_odp_invalidate_waits_for_access),
 	KUNIT_CASE_PARAM(shca_test_odp_bad_map_refused,
 			 shca_odp_bad_gen_params),

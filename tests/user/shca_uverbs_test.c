@@ -52,6 +52,9 @@
  *   shca_uverbs_test DEV odp_step   one prefetch of an ODP MR: prints 0,
  *                                   -errno, or "none" without ODP
  *                                   (fault_cmd.sh's MAP_ODP)
+ *   shca_uverbs_test DEV odp_cow    an ODP MR's own pages copied into
+ *                                   each other through a self-connected
+ *                                   QP, the target copy-on-write
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
@@ -2667,6 +2670,137 @@ static void test_odp_step(void)
 		die("odp_step teardown");
 }
 
+/*
+ * ODP self copy-on-write: one process, one ODP MR over two pages, an RC
+ * QP connected to itself; page 0 written, page 1 only read (the zero
+ * page) or shared with a forked child.  A message from page 0 into page 1
+ * makes the responder fault page 1 for write: the fault breaks the
+ * copy-on-write, whose MMU notifier invalidates the MR while the
+ * requester is sending from page 0.  It must complete with the data, in
+ * a bounded time.  Each variant runs in a child, which the parent gives
+ * up on after ODP_COW_SECS: a device that deadlocks leaves the child
+ * stuck in the kernel (and the harness's hung task check fails the run),
+ * but the report still ends.
+ */
+#define ODP_COW_SECS	20
+
+enum odp_cow_kind { COW_ZERO_WRITE, COW_ZERO_SEND, COW_FORK_WRITE };
+
+static int odp_cow_run(enum odp_cow_kind kind)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct pair p = { .ctx = ctx, .pd = pd, .cq = cq };
+	size_t pg = sysconf(_SC_PAGESIZE);
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	volatile char *mem;
+	pid_t child = 0;
+	int i, got = 0;
+	char sum = 0;
+
+	mem = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!pd || !cq || mem == MAP_FAILED)
+		return 2;
+	memset((char *)mem, 0x77, 64);
+	for (i = 0; i < 64; i++)
+		sum += mem[pg + i];	/* page 1: the zero page, read only */
+	if (kind == COW_FORK_WRITE) {
+		mem[pg] = 1;
+		child = fork();
+		if (child == 0) {
+			pause();
+			_exit(0);
+		}
+		if (child < 0)
+			return 2;
+	}
+	mr = ibv_reg_mr(pd, (char *)mem, 2 * pg, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
+	qp = mr ? new_qp(&p, cq, IBV_QPT_RC) : NULL;
+	if (!qp || connect_qp(&p, qp, qp->qp_num))
+		return 2;
+	if (kind == COW_ZERO_SEND &&
+	    post_recv(qp, mr, (char *)mem + pg, 64, 1))
+		return 2;
+	if (post_send(qp, kind == COW_ZERO_SEND ? IBV_WR_SEND :
+		      IBV_WR_RDMA_WRITE, mr, (char *)mem, 64,
+		      (uintptr_t)mem + pg, mr->rkey, 2))
+		return 2;
+	for (i = 0; i < (kind == COW_ZERO_SEND ? 2 : 1); i++)
+		got += poll_one(cq, &wc) && wc.status == IBV_WC_SUCCESS;
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (got != (kind == COW_ZERO_SEND ? 2 : 1) ||
+	    memcmp((char *)mem, (char *)mem + pg, 64) || sum)
+		return 1;
+	if (ibv_destroy_qp(qp) || ibv_dereg_mr(mr) || ibv_destroy_cq(cq) ||
+	    ibv_dealloc_pd(pd) || ibv_close_device(ctx))
+		return 2;
+	return 0;
+}
+
+static void test_odp_cow(void)
+{
+	static const struct {
+		const char *name;
+		enum odp_cow_kind kind;
+	} cases[] = {
+		{ "odp_self_cow_zero_page_write", COW_ZERO_WRITE },
+		{ "odp_self_cow_zero_page_send", COW_ZERO_SEND },
+		{ "odp_self_cow_after_fork_write", COW_FORK_WRITE },
+	};
+	struct ibv_context *ctx = open_dev();
+	struct ibv_device_attr_ex attr = {};
+	int status, fds[2], rc;
+	unsigned int i;
+	pid_t pid;
+	char r;
+
+	if (ibv_query_device_ex(ctx, NULL, &attr))
+		die("odp_cow query");
+	ibv_close_device(ctx);
+	CHECK(attr.odp_caps.general_caps & IBV_ODP_SUPPORT &&
+	      attr.odp_caps.per_transport_caps.rc_odp_caps &
+	      IBV_ODP_SUPPORT_WRITE, "odp_cow_device_pages_on_demand",
+	      "caps %#x", attr.odp_caps.general_caps);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (pipe(fds))
+			die("pipe");
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			close(fds[0]);
+			r = odp_cow_run(cases[i].kind);
+			if (write(fds[1], &r, 1) != 1)
+				_exit(3);
+			_exit(0);
+		}
+		close(fds[1]);
+		{
+			struct pollfd pfd = { fds[0], POLLIN, 0 };
+
+			rc = poll(&pfd, 1, ODP_COW_SECS * 1000);
+		}
+		r = 3;
+		if (rc == 1 && read(fds[0], &r, 1) != 1)
+			r = 3;
+		close(fds[0]);
+		CHECK(rc == 1 && r == 0, cases[i].name, "%s",
+		      rc != 1 ? "no answer in time: the device is stuck" :
+		      r == 1 ? "wrong data or completion" : "setup failed");
+		if (rc == 1)
+			waitpid(pid, &status, 0);
+	}
+	traffic_ok("odp_cow_device_works_after");
+}
+
 static void test_resize(void)
 {
 	test_resize_cq();
@@ -4088,7 +4222,7 @@ int main(int argc, char **argv)
 		{ "dm", test_dm }, { "dm_step", test_dm_step },
 		{ "xrc", test_xrc }, { "xrcd_step", test_xrcd_step },
 		{ "doorbell", test_doorbell }, { "cq_arm", test_cq_arm },
-		{ "odp_step", test_odp_step },
+		{ "odp_step", test_odp_step }, { "odp_cow", test_odp_cow },
 	};
 	size_t i;
 

@@ -169,6 +169,7 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_DB_RECHECKS]		= "doorbell_rechecks",
 	[SHCA_CNT_CQ_DBREC_ARMS]	= "cq_dbrec_arms",
 	[SHCA_CNT_ROUTE_LOOKUPS]	= "route_lookups",
+	[SHCA_CNT_RX_REJECTED]	= "rx_rejected",
 };
 
 /**
@@ -570,10 +571,16 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_RESIZE_SRQ:
 		/* Under the driver's posting lock: it never sleeps. */
 		return shca_hw_srq_resize(hw, cmd);
+	case SHCA_CMD_DESTROY_SRQ:
+		/*
+		 * It takes the command mutex itself: the wait for the
+		 * messages in flight on an XRC SRQ is made without it.
+		 */
+		might_sleep();
+		return shca_hw_srq_destroy(hw, cmd->index);
 	case SHCA_CMD_CREATE_SRQ:
 	case SHCA_CMD_MODIFY_SRQ:
 	case SHCA_CMD_QUERY_SRQ:
-	case SHCA_CMD_DESTROY_SRQ:
 		might_sleep();
 		mutex_lock(&hw->cmd_mutex);
 		status = shca_hw_srq_cmd(hw, cmd);
@@ -594,12 +601,12 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		return status;
 	case SHCA_CMD_ATTACH_MCAST:
 	case SHCA_CMD_DETACH_MCAST:
-		/* Under the mutex: a destroy's hide comes before or after. */
+		/*
+		 * They take the command mutex themselves, to change the
+		 * group table; a detach waits out its responder without it.
+		 */
 		might_sleep();
-		mutex_lock(&hw->cmd_mutex);
-		status = shca_hw_qp_cmd(hw, cmd);
-		mutex_unlock(&hw->cmd_mutex);
-		return status;
+		return shca_hw_qp_cmd(hw, cmd);
 	case SHCA_CMD_MODIFY_QP:
 	case SHCA_CMD_QUERY_QP:
 		/*

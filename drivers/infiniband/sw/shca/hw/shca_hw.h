@@ -54,6 +54,10 @@ struct shca_hw;
  *	cached route or found afresh, and has not yet looked up the device
  *	its destination GID is on; a route that changes now is still seen
  *	(for the sending QP's QPN)
+ * @SHCA_WIN_ODP_DEFER: a responder raised a page fault to the requester,
+ *	which holds nothing of the message now and has not yet answered it;
+ *	an invalidation of either side's memory does not wait for it (for
+ *	the sending QP's QPN)
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
@@ -65,6 +69,7 @@ enum shca_hw_window_id {
 	SHCA_WIN_DB_RECHECK,
 	SHCA_WIN_CQ_ARM,
 	SHCA_WIN_ROUTE,
+	SHCA_WIN_ODP_DEFER,
 	SHCA_WIN_NUM,
 };
 

@@ -418,8 +418,9 @@ enum shca_hw_qp_state {
  * @qkey: Q_Key, for UD and GSI
  * @av: the primary path, for RC and UC
  * @dest_qpn: the connected peer's QP, for RC and UC
- * @rq_psn: expected receive PSN
- * @sq_psn: next send PSN
+ * @rq_psn: the PSN the responder expects next (24 bits): set by a modify,
+ *	then moved on by every message it takes, by the message's packets
+ * @sq_psn: the PSN the requester sends next (24 bits), likewise
  * @mtu: path MTU, in bytes
  * @timeout: local ACK timeout, as 4.096us * 2^n; 0 waits forever
  * @retry_cnt: transport retries
@@ -836,6 +837,9 @@ struct shca_hw_odp_fault {
  * @SHCA_CNT_ROUTE_LOOKUPS: routes the requester looked up in the fabric:
  *	a QP's first message to a destination, or its first after the
  *	fabric changed; its other messages take the QP's cached route
+ * @SHCA_CNT_RX_REJECTED: messages a connected QP (RC, UC, XRC target)
+ *	dropped because they did not come from its peer (the source GID
+ *	and QPN of its path) or, for RC and XRC, not with the PSN it expects
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -865,6 +869,7 @@ enum shca_hw_counter {
 	SHCA_CNT_DB_RECHECKS,
 	SHCA_CNT_CQ_DBREC_ARMS,
 	SHCA_CNT_ROUTE_LOOKUPS,
+	SHCA_CNT_RX_REJECTED,
 	SHCA_CNT_NUM,
 };
 

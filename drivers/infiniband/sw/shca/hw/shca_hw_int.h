@@ -574,6 +574,18 @@ static inline bool shca_hw_log_depth_ok(u32 log_depth)
 	return log_depth && log_depth <= SHCA_HW_MAX_LOG_DEPTH;
 }
 
+/*
+ * The WQEs a ring of 2^@log_depth holds from the device's consumer index
+ * @ci up to the producer index @pi the driver wrote.  An index behind the
+ * consumer, or more than a ring ahead of it, names no WQE the device could
+ * take: it counts as none, so a flush and the turn that looks for one
+ * agree that there is nothing to do.
+ */
+static inline u32 shca_hw_wq_posted(u32 pi, u32 ci, u32 log_depth)
+{
+	return pi - ci <= (1U << log_depth) ? pi - ci : 0;
+}
+
 /* shca_hw_sched.c: schedules turns; calls nothing above it */
 int shca_hw_sched_init(struct shca_hw *hw, shca_hw_turn_fn turn);
 void shca_hw_sched_fini(struct shca_hw *hw);
@@ -616,10 +628,12 @@ enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
 				       struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
 				    struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_srq_destroy(struct shca_hw *hw, u32 srqn);
 struct shca_hw_srq *shca_hw_srq_get(struct shca_hw *hw, u32 srqn);
 void shca_hw_srq_put(struct shca_hw_srq *srq);
-bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
-		     u32 *slot);
+bool shca_hw_srq_peek(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
+		      u32 *slot, u32 *ci);
+bool shca_hw_srq_take(struct shca_hw_srq *srq, u32 ci);
 void shca_hw_srq_fini(struct shca_hw *hw);
 
 /* shca_hw_xrc.c */
@@ -704,13 +718,35 @@ void shca_hw_mpt_put(struct shca_hw_mpt *mpt);
 void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
 		     struct shca_hw_mem_seg *seg);
 bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len);
+/**
+ * struct shca_hw_odp_defer - a page fault the responder leaves to the requester
+ * @raised: an access of the responder found pages of an ODP entry absent;
+ *	@fault names them.  The message took no effect: the requester answers
+ *	the fault, holding nothing, and sends the message again.
+ * @deny: absent pages deny the access instead, as a failed fault does: the
+ *	requester's answer to a fault of this message failed, or it has
+ *	answered SHCA_HW_ODP_MAX_FAULTS of them
+ * @fault: the fault to answer
+ *
+ * The responder runs in the requester's context while the requester holds
+ * its own memory (shca_hw_msg.local): waiting there for a fault, whose
+ * MMU notifier may wait out that very hold, would deadlock.
+ */
+struct shca_hw_odp_defer {
+	bool raised;
+	bool deny;
+	struct shca_hw_odp_fault fault;
+};
+
 enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
 					    const struct shca_hw_sge *sge,
 					    u32 n, u32 access,
+					    struct shca_hw_odp_defer *defer,
 					    struct shca_hw_mem *mem);
 bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qpn,
 				u32 qp_access, u32 rkey, u64 addr, u64 len,
-				u32 access, struct shca_hw_mem *mem);
+				u32 access, struct shca_hw_odp_defer *defer,
+				struct shca_hw_mem *mem);
 bool shca_hw_mem_flush(struct shca_hw *hw, u32 pdn, u32 qpn, u32 qp_access,
 		       u32 rkey, u64 addr, u64 len, bool whole, u32 access);
 void shca_hw_mem_inline(struct shca_hw_mem *mem, const void *buf, u32 len);
@@ -765,6 +801,7 @@ bool shca_hw_odp_check(struct shca_hw_mpt *mpt, u64 addr, u64 len,
 const u64 *shca_hw_odp_pages(struct shca_hw_odp *odp);
 void shca_hw_odp_put(struct shca_hw_odp *odp);
 bool shca_hw_odp_fault(struct shca_hw *hw, const struct shca_hw_odp_fault *f);
+bool shca_hw_odp_answer(struct shca_hw *hw, const struct shca_hw_odp_fault *f);
 enum shca_hw_status shca_hw_odp_cmd(struct shca_hw *hw,
 				    struct shca_hw_cmd *cmd);
 struct shca_hw_mpt *shca_hw_mpt_lookup(struct shca_hw *hw, u32 key);
@@ -786,6 +823,10 @@ void shca_hw_mpt_release(struct shca_hw_mpt *mpt);
  *	for an XRC target QP the named XRC SRQ's
  * @srq: the SRQ the responder takes a receive WQE from, or NULL
  * @rcq: the CQ its receive completion goes to
+ * @defer: a page fault the responder raised instead of waiting for it
+ * @psn: for RC, UC and XRC, the PSN of its first packet
+ * @npkts: the PSNs it takes: its packets at the path MTU, at least one (a
+ *	READ's, its response's)
  */
 struct shca_hw_msg {
 	struct shca_hw_qp *src_qp;
@@ -799,15 +840,31 @@ struct shca_hw_msg {
 	u32 pdn;
 	struct shca_hw_srq *srq;
 	struct shca_hw_cq *rcq;
+	struct shca_hw_odp_defer defer;
+	u32 psn;
+	u32 npkts;
 };
 
-/* What the requester learns about its WQE. */
+/* PSNs are 24 bits, and wrap. */
+#define SHCA_HW_PSN_MASK	0xffffff
+
+/**
+ * struct shca_hw_result - what the requester learns about its WQE
+ * @status: the completion status
+ * @byte_len: bytes moved
+ * @rnr: an RNR NAK: the message goes again after @rnr_timer
+ * @rnr_timer: the responder's RNR NAK timer
+ * @no_ack: no answer: the message goes again after the ACK timeout
+ * @npkts: PSNs the message took: the requester's next PSN moves on by
+ *	this many (0 when the message goes again, or never left)
+ */
 struct shca_hw_result {
 	u8 status;
 	u32 byte_len;
 	bool rnr;
 	u8 rnr_timer;
 	bool no_ack;
+	u32 npkts;
 };
 
 void shca_hw_fabric_add(struct shca_hw *hw);

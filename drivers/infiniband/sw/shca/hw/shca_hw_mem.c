@@ -424,6 +424,28 @@ out:
 	return v;
 }
 
+/*
+ * An access found pages of an ODP entry absent, and holds no page of it.
+ * Without @defer, the caller holds no other memory either: it waits for
+ * the driver's answer, up to SHCA_HW_ODP_MAX_FAULTS times an access.
+ * With it, the requester holds memory for the same message: the fault is
+ * raised to the requester, unless @defer denies it.  Returns true when the
+ * access checks again.
+ */
+static bool shca_hw_mem_fault(struct shca_hw *hw,
+			      const struct shca_hw_odp_fault *fault,
+			      struct shca_hw_odp_defer *defer, u32 *faults)
+{
+	if (!defer)
+		return ++*faults <= SHCA_HW_ODP_MAX_FAULTS &&
+		       shca_hw_odp_fault(hw, fault);
+	if (!defer->deny) {
+		defer->raised = true;
+		defer->fault = *fault;
+	}
+	return false;
+}
+
 /**
  * shca_hw_mem_resolve() - check a local scatter/gather list and hold its MRs
  * @hw: the device
@@ -431,18 +453,22 @@ out:
  * @sge: the list
  * @n: its length
  * @access: rights needed beyond local read: SHCA_ACCESS_LOCAL_WRITE or 0
+ * @defer: NULL for the requester's own list: a page fault on an ODP entry
+ *	releases what the list holds, waits for the driver's answer and
+ *	starts over, holding only a reference on the faulting entry.  The
+ *	responder's list passes its message's: a fault is raised to the
+ *	requester instead (struct shca_hw_odp_defer).
  * @mem: filled in; release it with shca_hw_mem_release()
  *
- * A page fault on an ODP entry releases what the list holds, waits for
- * the driver's answer and starts over: no page is held while it waits,
- * only a reference on the faulting entry.
- * May sleep, for that.
+ * May sleep, for a fault.
  *
- * Return: SHCA_CQE_OK, or SHCA_CQE_LOC_PROT_ERR with nothing held.
+ * Return: SHCA_CQE_OK, or SHCA_CQE_LOC_PROT_ERR with nothing held; when
+ * @defer was raised, the error is not counted: the access did not fail.
  */
 enum shca_hw_cqe_status shca_hw_mem_resolve(struct shca_hw *hw, u32 pdn,
 					    const struct shca_hw_sge *sge,
 					    u32 n, u32 access,
+					    struct shca_hw_odp_defer *defer,
 					    struct shca_hw_mem *mem)
 {
 	struct shca_hw_odp_fault fault;
@@ -469,12 +495,13 @@ again:
 			 * handles the fault: FREE_MPT waits for it.
 			 */
 			if (v == SHCA_HW_MPT_FAULT &&
-			    ++faults <= SHCA_HW_ODP_MAX_FAULTS &&
-			    shca_hw_odp_fault(hw, &fault)) {
+			    shca_hw_mem_fault(hw, &fault, defer, &faults)) {
 				shca_hw_mpt_put(mpt);
 				goto again;
 			}
 			shca_hw_mpt_put(mpt);
+			if (defer && defer->raised)
+				return SHCA_CQE_LOC_PROT_ERR;
 			goto err;
 		}
 		mem->n++;
@@ -497,16 +524,17 @@ err:
  * @addr: the start address
  * @len: bytes
  * @access: the SHCA_ACCESS_REMOTE_* right needed
+ * @defer: where a page fault on an ODP entry is raised to the requester,
+ *	as for shca_hw_mem_resolve()
  * @mem: filled in; release it with shca_hw_mem_release()
  *
- * A page fault on an ODP entry waits for the driver's answer, as for
- * shca_hw_mem_resolve().  May sleep, for that.
- *
- * Return: true when the access is allowed.
+ * Return: true when the access is allowed; false when it is not, or when
+ * @defer was raised (then the error is not counted).
  */
 bool shca_hw_mem_resolve_remote(struct shca_hw *hw, u32 pdn, u32 qpn,
 				u32 qp_access, u32 rkey, u64 addr, u64 len,
-				u32 access, struct shca_hw_mem *mem)
+				u32 access, struct shca_hw_odp_defer *defer,
+				struct shca_hw_mem *mem)
 {
 	struct shca_hw_odp_fault fault;
 	enum shca_hw_mpt_verdict v;
@@ -538,12 +566,13 @@ again:
 	if (v != SHCA_HW_MPT_OK) {
 		/* Referenced while the driver handles the fault. */
 		if (v == SHCA_HW_MPT_FAULT &&
-		    ++faults <= SHCA_HW_ODP_MAX_FAULTS &&
-		    shca_hw_odp_fault(hw, &fault)) {
+		    shca_hw_mem_fault(hw, &fault, defer, &faults)) {
 			shca_hw_mpt_put(mpt);
 			goto again;
 		}
 		shca_hw_mpt_put(mpt);
+		if (defer && defer->raised)
+			return false;
 		goto err;
 	}
 done:

@@ -9,8 +9,11 @@
  * page absent.  An access that needs a page it finds absent, or writes a
  * page it may only read, raises a page fault to the driver's handler
  * (shca_hw_set_odp_handler()) and waits for the answer, holding no page of
- * the entry's: the handler makes the pages present with MAP_ODP and the
- * access checks again, or the handler fails and so does the access.
+ * any entry's: the handler makes the pages present with MAP_ODP and the
+ * access checks again, or the handler fails and so does the access.  A
+ * responder, whose requester holds pages for the same message, raises its
+ * faults to the requester instead (struct shca_hw_odp_defer), which
+ * answers them once it holds nothing (shca_hw_odp_answer()).
  * INVALIDATE_ODP makes pages absent and waits out the accesses that found
  * pages present before it, so that when it returns the device uses none
  * of the pages it named; the next access to them faults again.  A
@@ -186,7 +189,7 @@ bool shca_hw_odp_fault(struct shca_hw *hw, const struct shca_hw_odp_fault *f)
 	return !fn(READ_ONCE(hw->odp_ctx), f);
 }
 
-/* The ODP entry a command names, referenced, or NULL. */
+/* The ODP entry a command or a fault names, referenced, or NULL. */
 static struct shca_hw_mpt *shca_hw_odp_entry(struct shca_hw *hw, u32 key)
 {
 	struct shca_hw_mpt *mpt = shca_hw_mpt_lookup(hw, key);
@@ -196,6 +199,29 @@ static struct shca_hw_mpt *shca_hw_odp_entry(struct shca_hw *hw, u32 key)
 		return NULL;
 	}
 	return mpt;
+}
+
+/**
+ * shca_hw_odp_answer() - answer a page fault a responder raised
+ * @hw: the responder's device
+ * @f: the fault (struct shca_hw_odp_defer)
+ *
+ * The requester calls it holding no memory of the message.  The entry may
+ * have gone since the responder looked: then the fault fails.  It is held
+ * while the driver handles the fault, as shca_hw_odp_fault() asks.
+ *
+ * Return: true when the driver answered with the pages.
+ */
+bool shca_hw_odp_answer(struct shca_hw *hw, const struct shca_hw_odp_fault *f)
+{
+	struct shca_hw_mpt *mpt = shca_hw_odp_entry(hw, f->key);
+	bool answered;
+
+	if (!mpt)
+		return false;
+	answered = shca_hw_odp_fault(hw, f);
+	shca_hw_mpt_release(mpt);
+	return answered;
 }
 
 static enum shca_hw_status shca_hw_odp_map(struct shca_hw *hw,
@@ -262,6 +288,26 @@ static enum shca_hw_status shca_hw_odp_invalidate(struct shca_hw *hw,
 	shca_hw_mpt_release(mpt);
 	return SHCA_HW_OK;
 }
+
+/**
+ * shca_hw_odp_users() - accesses in flight holding pages of an ODP entry
+ * @hw: the device
+ * @key: the entry's key
+ *
+ * Return: the count INVALIDATE_ODP would wait out now, or -ENOENT.
+ */
+int shca_hw_odp_users(struct shca_hw *hw, u32 key)
+{
+	struct shca_hw_mpt *mpt = shca_hw_odp_entry(hw, key);
+	int users;
+
+	if (!mpt)
+		return -ENOENT;
+	users = atomic_read(&mpt->odp->users);
+	shca_hw_mpt_release(mpt);
+	return users;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_odp_users);
 
 /**
  * shca_hw_odp_cmd() - run MAP_ODP or INVALIDATE_ODP

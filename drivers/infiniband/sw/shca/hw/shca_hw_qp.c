@@ -20,8 +20,9 @@
  * of every multicast group (shca_hw_mcast.c).
  *
  * Lock order: shca_hw.cmd_mutex (create; destroy only to hide and erase;
- * DETACH_MCAST, which takes resp_mutex under it),
- * then shca_hw_qp.modify_mutex (never under cmd_mutex), then
+ * ATTACH_MCAST and DETACH_MCAST only to change the group table: nothing
+ * under it waits for the data path), then shca_hw_qp.modify_mutex (never
+ * under cmd_mutex), then
  * shca_hw_qp.turn_mutex and shca_hw_qp.resp_mutex (a destroy's flush
  * holds both), then shca_hw_qp.lock.  CQEs are written and events raised
  * with shca_hw_qp.lock dropped.
@@ -286,28 +287,29 @@ void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
 	const struct shca_hw_send_wqe *sq = qp->sq.ring;
 	u32 smask = (1U << qp->sq.log_depth) - 1;
 	u32 rmask = (1U << qp->rq.log_depth) - 1;
-	u32 sq_first = 0, sq_n = 0, rq_first = 0, rq_n = 0, pi, i;
+	u32 sq_first = 0, sq_n = 0, rq_first = 0, rq_n = 0, i;
 	bool last_wqe = false;
 	unsigned long flags;
 
 	mutex_lock(&qp->resp_mutex);
 	spin_lock_irqsave(&qp->lock, flags);
 	if (!qp->fenced) {
-		/* Pairs with the driver's release: WQEs below pi are written. */
-		pi = smp_load_acquire(&qp->dbrec->sq_pi);
-		if (qp->sq.ring && pi - qp->sq.ci <= smask + 1) {
+		/*
+		 * Pairs with the driver's release: WQEs below pi are
+		 * written.  A producer index out of the ring's reach flushes
+		 * nothing, and shca_hw_qp_flush_pending() agrees.
+		 */
+		if (qp->sq.ring) {
 			sq_first = qp->sq.ci;
-			sq_n = pi - sq_first;
-			qp->sq.ci = pi;
+			sq_n = shca_hw_wq_posted(smp_load_acquire(&qp->dbrec->sq_pi),
+						 sq_first, qp->sq.log_depth);
+			qp->sq.ci += sq_n;
 		}
 		if (rq && qp->rq.ring) {
-			/* As above, for the receive queue. */
-			pi = smp_load_acquire(&qp->dbrec->rq_pi);
-			if (pi - qp->rq.ci <= rmask + 1) {
-				rq_first = qp->rq.ci;
-				rq_n = pi - rq_first;
-				qp->rq.ci = pi;
-			}
+			rq_first = qp->rq.ci;
+			rq_n = shca_hw_wq_posted(smp_load_acquire(&qp->dbrec->rq_pi),
+						 rq_first, qp->rq.log_depth);
+			qp->rq.ci += rq_n;
 		}
 		if (rq && qp->srq && !qp->last_wqe_sent) {
 			qp->last_wqe_sent = true;
@@ -342,19 +344,27 @@ void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
  * @qp: the QP, locked
  * @rq: the receive side counts too
  *
+ * A producer index the driver wrote out of the ring's reach names no WQE:
+ * the flush would take none, so none is pending, and a QP in error with a
+ * garbage index costs its execution unit nothing.
+ *
  * Return: true if a WQE is outstanding, or an SRQ-attached QP still owes
  * its last WQE reached event.
  */
 bool shca_hw_qp_flush_pending(struct shca_hw_qp *qp, bool rq)
 {
 	lockdep_assert_held(&qp->lock);
-	if (qp->sq.ring && READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci)
+	if (qp->sq.ring &&
+	    shca_hw_wq_posted(READ_ONCE(qp->dbrec->sq_pi), qp->sq.ci,
+			      qp->sq.log_depth))
 		return true;
 	if (!rq)
 		return false;
 	if (qp->srq)
 		return !qp->last_wqe_sent;
-	return qp->rq.ring && READ_ONCE(qp->dbrec->rq_pi) != qp->rq.ci;
+	return qp->rq.ring &&
+	       shca_hw_wq_posted(READ_ONCE(qp->dbrec->rq_pi), qp->rq.ci,
+				 qp->rq.log_depth);
 }
 
 /* The transitions IBTA allows, whatever the attributes. */
@@ -624,10 +634,13 @@ static enum shca_hw_status shca_hw_destroy_qp(struct shca_hw *hw, u32 qpn)
 
 /*
  * ATTACH_MCAST and DETACH_MCAST: the QP must be a live UD QP, the GID a
- * multicast one; the group table (shca_hw_mcast.c) does the rest.  Under
- * the command mutex, so a destroy hides the QP either before (no QP) or
- * after (it purges the attachment).  A detach waits out the copy the
- * QP's responder may be taking in.
+ * multicast one; the group table (shca_hw_mcast.c) does the rest.  The
+ * table changes under the command mutex, so a destroy hides the QP either
+ * before (no QP) or after (it purges the attachment).  A detach then
+ * waits out the copy the QP's responder may be taking in, which checked
+ * its membership before the change: with the command mutex dropped, so
+ * that a responder in the middle of a long message holds up no other
+ * command of the device.
  */
 static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
 					    struct shca_hw_cmd *cmd)
@@ -635,24 +648,28 @@ static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
 	enum shca_hw_status status;
 	struct shca_hw_qp *qp;
 
-	lockdep_assert_held(&hw->cmd_mutex);
 	if (!shca_hw_gid_is_mcast(cmd->in.mgid))
 		return SHCA_HW_BAD_PARAM;
+	mutex_lock(&hw->cmd_mutex);
 	qp = shca_hw_qp_get(hw, cmd->index);
-	if (!qp)
+	if (!qp) {
+		mutex_unlock(&hw->cmd_mutex);
 		return SHCA_HW_BAD_INDEX;
+	}
 	if (qp->type != SHCA_QPT_UD)
 		status = SHCA_HW_BAD_PARAM;
 	else if (cmd->opcode == SHCA_CMD_ATTACH_MCAST)
 		status = shca_hw_mcast_attach(hw, qp->qpn, qp->gen,
 					      cmd->in.mgid);
-	if (qp->type == SHCA_QPT_UD && cmd->opcode == SHCA_CMD_DETACH_MCAST) {
+	else
+		status = shca_hw_mcast_detach(hw, qp->qpn, cmd->in.mgid);
+	mutex_unlock(&hw->cmd_mutex);
+	if (status == SHCA_HW_OK && cmd->opcode == SHCA_CMD_DETACH_MCAST) {
 		/*
 		 * The responder checks membership under resp_mutex: once
 		 * this returns, no copy of the group is taken in.
 		 */
 		mutex_lock(&qp->resp_mutex);
-		status = shca_hw_mcast_detach(hw, qp->qpn, cmd->in.mgid);
 		mutex_unlock(&qp->resp_mutex);
 	}
 	shca_hw_qp_put(qp);
@@ -737,8 +754,8 @@ void shca_hw_qp_fini(struct shca_hw *hw)
  * @hw: the device
  * @cmd: the command
  *
- * CREATE_QP, ATTACH_MCAST and DETACH_MCAST come with the command mutex
- * held.  DESTROY_QP comes without it and takes it itself; MODIFY_QP and
+ * CREATE_QP comes with the command mutex held.  DESTROY_QP, ATTACH_MCAST
+ * and DETACH_MCAST come without it and take it themselves; MODIFY_QP and
  * QUERY_QP do without it, holding the QP by reference.
  *
  * Return: the completion status.

@@ -87,14 +87,19 @@ static bool shca_hw_wqe_fields_ok(const struct shca_hw_send_wqe *w)
  * finds, each member's responder taking or dropping it as it would a
  * unicast UD message, and checking that the QP is still in the group.
  * The requester hears nothing from any of them.  Copies lost for want of
- * memory count as dropped.
+ * memory count as dropped, and so does a copy whose receive buffer raised
+ * a page fault: the first such member is returned, referenced, for the
+ * requester to answer the fault once it holds nothing, so that the next
+ * datagram finds the pages.
  */
-static void shca_hw_send_mcast(struct shca_hw_qp *qp, struct shca_hw_msg *m,
-			       struct shca_hw_result *res)
+static struct shca_hw_qp *shca_hw_send_mcast(struct shca_hw_qp *qp,
+					     struct shca_hw_msg *m,
+					     struct shca_hw_result *res)
 {
 	struct shca_hw_mcast_target *targets;
+	struct shca_hw_qp *dqp, *fault_qp = NULL;
+	struct shca_hw_odp_fault fault = {};
 	struct shca_hw_result ignored;
-	struct shca_hw_qp *dqp;
 	u32 i, n, lost;
 
 	m->mcast = true;
@@ -110,28 +115,49 @@ static void shca_hw_send_mcast(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			continue;
 		}
 		memset(&ignored, 0, sizeof(ignored));
+		m->defer.raised = false;
 		shca_hw_respond(dqp, m, &ignored);
+		if (m->defer.raised) {
+			shca_hw_count(qp->hw, SHCA_CNT_DROPPED);
+			if (!fault_qp) {
+				fault_qp = dqp;
+				fault = m->defer.fault;
+				continue;
+			}
+		}
 		shca_hw_qp_put(dqp);
 	}
 	kfree(targets);
 	shca_hw_count(qp->hw, SHCA_CNT_MCAST_TX);
 	shca_hw_count_add(qp->hw, SHCA_CNT_TX_BYTES, m->len);
 	res->byte_len = m->len;
+	/* Not sent again: the fault only makes the pages present. */
+	m->defer.raised = !!fault_qp;
+	m->defer.fault = fault;
+	return fault_qp;
 }
 
-/* Execute one send WQE from start to finish.  No QP lock is held. */
-static void shca_hw_execute(struct shca_hw_qp *qp,
-			    const struct shca_hw_send_wqe *w,
-			    const struct shca_hw_qp_attr *attr,
-			    struct shca_hw_result *res)
+/*
+ * Send one WQE's message once.  @defer comes in saying whether the
+ * responder may raise a page fault; when one did, the responder's QP is
+ * returned, referenced, for the fault to be answered once the requester
+ * holds nothing, and *@resend says whether the message took no effect
+ * and goes again (not for a multicast copy).  No QP lock is held.
+ */
+static struct shca_hw_qp *shca_hw_send_once(struct shca_hw_qp *qp,
+					    const struct shca_hw_send_wqe *w,
+					    const struct shca_hw_qp_attr *attr,
+					    struct shca_hw_odp_defer *defer,
+					    bool *resend,
+					    struct shca_hw_result *res)
 {
 	struct shca_hw *hw = qp->hw;
 	bool ud = qp->type == SHCA_QPT_UD || qp->type == SHCA_QPT_GSI;
 	bool atomic = w->opcode == SHCA_WQE_ATOMIC_CS ||
 		      w->opcode == SHCA_WQE_ATOMIC_FA;
-	struct shca_hw_msg m = { .src_qp = qp, .wqe = w };
+	struct shca_hw_msg m = { .src_qp = qp, .wqe = w, .defer = *defer };
+	struct shca_hw_qp *dqp = NULL;
 	struct shca_hw_mem local;
-	struct shca_hw_qp *dqp;
 	u32 access = 0;
 	bool routable;
 
@@ -141,7 +167,7 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	    (!(w->flags & SHCA_WQE_F_INLINE) && w->num_sge > qp->max_send_sge) ||
 	    !shca_hw_wqe_fields_ok(w)) {
 		res->status = SHCA_CQE_LOC_QP_OP_ERR;
-		return;
+		return NULL;
 	}
 	if (w->opcode == SHCA_WQE_LOCAL_INV) {
 		if (!shca_hw_mpt_invalidate(hw, qp->pdn, qp->qpn, w->imm_inv,
@@ -149,16 +175,16 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 			shca_hw_count(hw, SHCA_CNT_LOC_PROT_ERR);
 			res->status = SHCA_CQE_LOC_PROT_ERR;
 		}
-		return;
+		return NULL;
 	}
 	if (w->opcode == SHCA_WQE_REG_MR) {
 		if (!shca_hw_mpt_fast_reg(hw, qp->pdn, w))
 			res->status = SHCA_CQE_MW_BIND_ERR;
-		return;
+		return NULL;
 	}
 	if (w->opcode == SHCA_WQE_BIND_MW) {
 		res->status = shca_hw_mw_bind(hw, qp->pdn, qp->qpn, w);
-		return;
+		return NULL;
 	}
 
 	if (w->flags & SHCA_WQE_F_INLINE) {
@@ -168,14 +194,19 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 		if (w->opcode == SHCA_WQE_RDMA_READ || atomic)
 			access = SHCA_ACCESS_LOCAL_WRITE;
 		res->status = shca_hw_mem_resolve(hw, qp->pdn, w->sge,
-						  w->num_sge, access, &local);
+						  w->num_sge, access, NULL,
+						  &local);
 		if (res->status != SHCA_CQE_OK)
-			return;
+			return NULL;
 	}
 	m.local = &local;
 	/* An atomic write's 8 bytes travel in the WQE itself. */
 	m.len = w->opcode == SHCA_WQE_ATOMIC_WRITE ? 8 : local.total;
 	m.av = ud ? &w->ud.av : &attr->av;
+	if (!ud) {
+		m.psn = attr->sq_psn;
+		m.npkts = max_t(u64, 1, DIV_ROUND_UP_ULL(m.len, attr->mtu ?: 256));
+	}
 	m.qkey = w->ud.remote_qkey & SHCA_HW_QKEY_PRIVILEGED ?
 		 attr->qkey : w->ud.remote_qkey;
 	routable = shca_hw_route_source(qp, m.av, &m.src);
@@ -189,10 +220,13 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 	if (routable && qp->type == SHCA_QPT_UD &&
 	    (w->ud.remote_qpn & SHCA_HW_QPN_MASK) == SHCA_HW_MCAST_QPN &&
 	    shca_hw_gid_is_mcast(m.av->dgid)) {
-		shca_hw_send_mcast(qp, &m, res);
+		dqp = shca_hw_send_mcast(qp, &m, res);
+		*resend = false;
 		goto out;
 	}
-	dqp = NULL;
+	/* UC hears nothing: its packets leave, whatever becomes of them. */
+	if (qp->type == SHCA_QPT_UC)
+		res->npkts = m.npkts;
 	if (routable)
 		dqp = shca_hw_route_dest(qp, ud ? w->ud.remote_qpn :
 					 attr->dest_qpn);
@@ -204,13 +238,56 @@ static void shca_hw_execute(struct shca_hw_qp *qp,
 		goto out;
 	}
 	res->status = shca_hw_respond(dqp, &m, res);
+	if (m.defer.raised)
+		goto out;
 	shca_hw_qp_put(dqp);
+	dqp = NULL;
 	if (res->status == SHCA_CQE_OK && !res->rnr && !res->no_ack) {
 		res->byte_len = m.len;
 		shca_hw_count_add(hw, SHCA_CNT_TX_BYTES, m.len);
 	}
 out:
 	shca_hw_mem_release(&local);
+	*defer = m.defer;
+	return dqp;
+}
+
+/*
+ * Execute one send WQE from start to finish.  No QP lock is held.
+ *
+ * A page fault the responder raises (struct shca_hw_odp_defer) is
+ * answered here, with nothing of the message held, and the message is
+ * sent again from the start: the responder took none of it.  The fault
+ * may have been raised by the requester's own memory's MMU notifier, or
+ * wait on it: this is the one place it can be answered without either
+ * side holding pages the notifier waits for.  After a fault that fails,
+ * or SHCA_HW_ODP_MAX_FAULTS of them, absent pages deny the access, as
+ * they do for a local fault.  A UD multicast copy is not sent again.
+ */
+static void shca_hw_execute(struct shca_hw_qp *qp,
+			    const struct shca_hw_send_wqe *w,
+			    const struct shca_hw_qp_attr *attr,
+			    struct shca_hw_result *res)
+{
+	struct shca_hw_odp_defer defer = {};
+	struct shca_hw_qp *dqp;
+	bool answered, resend;
+	u32 faults = 0;
+
+	for (;;) {
+		resend = true;
+		dqp = shca_hw_send_once(qp, w, attr, &defer, &resend, res);
+		if (!dqp)
+			return;
+		shca_hw_window_pass(qp->hw, SHCA_WIN_ODP_DEFER, qp->qpn);
+		answered = shca_hw_odp_answer(dqp->hw, &defer.fault);
+		shca_hw_qp_put(dqp);
+		if (!resend)
+			return;
+		defer.raised = false;
+		defer.deny = !answered || ++faults >= SHCA_HW_ODP_MAX_FAULTS;
+		memset(res, 0, sizeof(*res));
+	}
 }
 
 /* Microseconds an RNR NAK timer value asks for (IBTA table 45). */
@@ -361,6 +438,9 @@ static bool shca_hw_engine_step(struct shca_hw_qp *qp, u64 *bytes_left,
 	}
 
 	shca_hw_count(qp->hw, SHCA_CNT_WQES);
+	/* Unless a modify set a new one meanwhile, the next PSN moves on. */
+	if (res.npkts && qp->attr.sq_psn == attr.sq_psn)
+		qp->attr.sq_psn = (attr.sq_psn + res.npkts) & SHCA_HW_PSN_MASK;
 	cqe.wqe_idx = qp->sq.ci & mask;
 	cqe.opcode = shca_hw_wqe_cqe_opcode(w.opcode);
 	cqe.status = res.status;

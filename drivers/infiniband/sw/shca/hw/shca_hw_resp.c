@@ -18,37 +18,61 @@
  */
 #include <linux/lockdep.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 
 #include "shca_hw_int.h"
 
 /* Makes atomics atomic across every device's execution units. */
 static DEFINE_SPINLOCK(shca_atomic_lock);
 
-/* Take a receive WQE for an inbound message, from the RQ or the SRQ. */
-static bool shca_hw_take_recv(struct shca_hw_qp *qp,
+/*
+ * Read the receive WQE an inbound message would take, from the RQ or the
+ * SRQ, leaving it there: *@ci is the consumer index it was found at.
+ */
+static bool shca_hw_peek_recv(struct shca_hw_qp *qp,
 			      const struct shca_hw_msg *m,
-			      struct shca_hw_recv_wqe *wqe, u32 *idx)
+			      struct shca_hw_recv_wqe *wqe, u32 *idx, u32 *ci)
 {
 	unsigned long flags;
-	u32 pi, mask;
 
 	if (m->srq)
-		return shca_hw_srq_pop(m->srq, wqe, idx);
+		return shca_hw_srq_peek(m->srq, wqe, idx, ci);
 
-	mask = (1U << qp->rq.log_depth) - 1;
 	spin_lock_irqsave(&qp->lock, flags);
 	/* Pairs with the driver's release: the WQEs below pi are written. */
-	pi = smp_load_acquire(&qp->dbrec->rq_pi);
-	if (pi == qp->rq.ci || pi - qp->rq.ci > mask + 1) {
+	if (!shca_hw_wq_posted(smp_load_acquire(&qp->dbrec->rq_pi), qp->rq.ci,
+			       qp->rq.log_depth)) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return false;
 	}
-	*idx = qp->rq.ci & mask;
+	*ci = qp->rq.ci;
+	*idx = qp->rq.ci & ((1U << qp->rq.log_depth) - 1);
 	memcpy(wqe, (struct shca_hw_recv_wqe *)qp->rq.ring + *idx,
 	       sizeof(*wqe));
-	qp->rq.ci++;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return true;
+}
+
+/*
+ * Take the WQE shca_hw_peek_recv() read.  The RQ is this responder's
+ * alone (resp_mutex); an SRQ's WQE may have gone to another QP meanwhile,
+ * and then the responder looks again.
+ */
+static bool shca_hw_take_recv(struct shca_hw_qp *qp,
+			      const struct shca_hw_msg *m, u32 ci)
+{
+	unsigned long flags;
+	bool taken;
+
+	lockdep_assert_held(&qp->resp_mutex);
+	if (m->srq)
+		return shca_hw_srq_take(m->srq, ci);
+	spin_lock_irqsave(&qp->lock, flags);
+	taken = qp->rq.ci == ci;
+	if (taken)
+		qp->rq.ci++;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return taken;
 }
 
 /* A responder error: the QP goes to error, with an event if asked. */
@@ -61,6 +85,24 @@ static void shca_hw_resp_fail(struct shca_hw_qp *qp, int event)
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (event >= 0)
 		shca_hw_qp_event(qp, event);
+}
+
+/*
+ * A connected QP takes a message only from its peer: the source GID is
+ * its path's destination GID and the sending QP its destination QP, so a
+ * QP elsewhere on the segment that names it cannot speak on the
+ * connection.  An RC or XRC responder also takes only the PSN it expects
+ * next: the model loses no packet, so any other is not the peer's.  A UC
+ * responder takes the PSN it finds, as IBTA's resynchronisation does.
+ */
+static bool shca_hw_resp_from_peer(struct shca_hw_qp *qp,
+				   const struct shca_hw_msg *m)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->attr.dest_qpn != m->src_qp->qpn ||
+	    memcmp(m->src.gid, qp->attr.av.dgid, SHCA_HW_GID_LEN))
+		return false;
+	return qp->type == SHCA_QPT_UC || m->psn == qp->attr.rq_psn;
 }
 
 static bool shca_hw_resp_accepts(struct shca_hw_qp *qp,
@@ -93,14 +135,17 @@ static bool shca_hw_resp_accepts(struct shca_hw_qp *qp,
 		return false;
 	if (ud)
 		return m->qkey == qp->attr.qkey;
-	return qp->attr.dest_qpn == m->src_qp->qpn;
+	if (shca_hw_resp_from_peer(qp, m))
+		return true;
+	shca_hw_count(qp->hw, SHCA_CNT_RX_REJECTED);
+	return false;
 }
 
 /*
  * Deliver a receive: scatter @payload (after a header for UD) into a
  * receive WQE and complete it.  Returns the status the requester sees.
  */
-static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
+static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 			    struct shca_hw_mem *payload, u64 write_len,
 			    struct shca_hw_result *res)
 {
@@ -112,10 +157,11 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 	struct shca_hw_mem dst;
 	u8 hdr[SHCA_HW_GRH_LEN];
 	u64 need;
-	u32 idx;
+	u32 idx, ci;
 	u8 reply = SHCA_CQE_OK;
 
-	if (!shca_hw_take_recv(qp, m, &rwqe, &idx)) {
+again:
+	if (!shca_hw_peek_recv(qp, m, &rwqe, &idx, &ci)) {
 		if (rc) {
 			shca_hw_count(qp->hw, SHCA_CNT_RNR_NAK);
 			res->rnr = true;
@@ -124,6 +170,28 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 			shca_hw_count(qp->hw, SHCA_CNT_DROPPED);
 		}
 		return SHCA_CQE_OK;
+	}
+	dst.n = 0;
+	if (rwqe.num_sge > (m->srq ? m->srq->max_sge : qp->max_recv_sge)) {
+		cqe.status = SHCA_CQE_LOC_QP_OP_ERR;
+		reply = SHCA_CQE_REM_OP_ERR;
+	} else {
+		cqe.status = shca_hw_mem_resolve(qp->hw, m->pdn, rwqe.sge,
+						 rwqe.num_sge,
+						 SHCA_ACCESS_LOCAL_WRITE,
+						 &m->defer, &dst);
+		/* A page fault: the WQE stays for the message sent again. */
+		if (m->defer.raised)
+			return SHCA_CQE_OK;
+		if (cqe.status != SHCA_CQE_OK)
+			reply = SHCA_CQE_REM_OP_ERR;
+	}
+	/* From here the WQE is the message's, and completes. */
+	if (!shca_hw_take_recv(qp, m, ci)) {
+		shca_hw_mem_release(&dst);
+		cqe.status = SHCA_CQE_OK;
+		reply = SHCA_CQE_OK;
+		goto again;
 	}
 	shca_hw_count(qp->hw, SHCA_CNT_RECV_WQES);
 	cqe.wqe_idx = idx;
@@ -143,18 +211,8 @@ static u8 shca_hw_resp_recv(struct shca_hw_qp *qp, const struct shca_hw_msg *m,
 		cqe.imm_inv = w->imm_inv;
 	}
 
-	if (rwqe.num_sge > (m->srq ? m->srq->max_sge : qp->max_recv_sge)) {
-		cqe.status = SHCA_CQE_LOC_QP_OP_ERR;
-		reply = SHCA_CQE_REM_OP_ERR;
+	if (cqe.status != SHCA_CQE_OK)
 		goto complete;
-	}
-	cqe.status = shca_hw_mem_resolve(qp->hw, m->pdn, rwqe.sge,
-					 rwqe.num_sge, SHCA_ACCESS_LOCAL_WRITE,
-					 &dst);
-	if (cqe.status != SHCA_CQE_OK) {
-		reply = SHCA_CQE_REM_OP_ERR;
-		goto complete;
-	}
 
 	need = (ud ? SHCA_HW_GRH_LEN : 0) + (payload ? m->len : 0);
 	if (need > dst.total) {
@@ -214,7 +272,7 @@ complete:
  * left set when that check fails.
  */
 static u8 shca_hw_resp_atomic_write(struct shca_hw_qp *qp,
-				    const struct shca_hw_msg *m, u32 *need)
+				    struct shca_hw_msg *m, u32 *need)
 {
 	const struct shca_hw_send_wqe *w = m->wqe;
 	struct shca_hw_mem remote;
@@ -229,7 +287,8 @@ static u8 shca_hw_resp_atomic_write(struct shca_hw_qp *qp,
 	*need = SHCA_ACCESS_REMOTE_WRITE;
 	if (!shca_hw_mem_resolve_remote(qp->hw, m->pdn, qp->qpn,
 					qp->attr.access, w->rdma.rkey,
-					w->rdma.remote_addr, 8, *need, &remote))
+					w->rdma.remote_addr, 8, *need,
+					&m->defer, &remote))
 		return SHCA_CQE_OK;
 	*need = 0;
 	p = shca_hw_mem_ptr(&remote, 0, 8);
@@ -320,7 +379,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, m->len,
-						need, &remote))
+						need, &m->defer, &remote))
 			break;
 		shca_hw_window_pass(qp->hw, SHCA_WIN_MEM_ACCESS, qp->qpn);
 		shca_hw_mem_copy(&remote, 0, m->local, m->len);
@@ -336,7 +395,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, m->len,
-						need, &remote))
+						need, &m->defer, &remote))
 			break;
 		shca_hw_mem_copy(m->local, 0, &remote, m->len);
 		shca_hw_mem_release(&remote);
@@ -354,7 +413,7 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 						qp->attr.access,
 						w->rdma.rkey,
 						w->rdma.remote_addr, 8, need,
-						&remote))
+						&m->defer, &remote))
 			break;
 		need = 0;
 		p = shca_hw_mem_ptr(&remote, 0, 8);
@@ -394,7 +453,10 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 		break;
 	}
 
-	if (need) {
+	if (m->defer.raised) {
+		/* A page fault: nothing took effect; the message comes again. */
+		status = SHCA_CQE_OK;
+	} else if (need) {
 		/* A remote access check failed. */
 		if (rc) {
 			status = SHCA_CQE_REM_ACCESS_ERR;
@@ -405,6 +467,14 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 	}
 	if (qp->type == SHCA_QPT_XRC_TGT)
 		shca_hw_srq_put(m->srq);
+	/* Taken (if not RNR NAKed or sent again): its PSNs are used. */
+	if (qp->type != SHCA_QPT_UD && qp->type != SHCA_QPT_GSI &&
+	    !res->rnr && !m->defer.raised) {
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->attr.rq_psn = (m->psn + m->npkts) & SHCA_HW_PSN_MASK;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		res->npkts = m->npkts;
+	}
 	mutex_unlock(&qp->resp_mutex);
 	return rc ? status : SHCA_CQE_OK;
 }

@@ -4,7 +4,7 @@
  *
  * An SRQ is an array of WQE slots and a ring of slot numbers.  The driver
  * fills a free slot and puts its number on the ring; the responder takes
- * numbers in order (shca_hw_srq_pop()) and the slot comes back to the
+ * numbers in order (shca_hw_srq_peek(), shca_hw_srq_take()) and the slot comes back to the
  * driver when its completion is polled.  RESIZE_SRQ moves the posted WQEs
  * to new memory, slot numbers kept.  An armed limit raises the limit
  * event once and disarms itself.  QPs attached to an SRQ hold a reference
@@ -53,21 +53,21 @@ void shca_hw_srq_put(struct shca_hw_srq *srq)
 }
 
 /**
- * shca_hw_srq_pop() - take the next posted WQE from an SRQ
+ * shca_hw_srq_peek() - read the next posted WQE of an SRQ, leaving it there
  * @srq: the SRQ
  * @wqe: where to copy it
  * @slot: set to the slot it came from
+ * @ci: set to the consumer index it was found at, for shca_hw_srq_take()
  *
- * Raises the limit event, once per arming, when fewer WQEs than the limit
- * remain.
+ * The responder reads a WQE, checks its memory (which may raise a page
+ * fault and end the message with no effect), and only then takes it.
  *
  * Return: false if the SRQ is empty.
  */
-bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
-		     u32 *slot)
+bool shca_hw_srq_peek(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
+		      u32 *slot, u32 *ci)
 {
 	unsigned long flags;
-	bool fire = false;
 	u32 mask, pi;
 
 	spin_lock_irqsave(&srq->lock, flags);
@@ -75,14 +75,41 @@ bool shca_hw_srq_pop(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
 	mask = (1U << srq->log_depth) - 1;
 	/* Pairs with the driver's release: slots and ring entries are set. */
 	pi = smp_load_acquire(&srq->dbrec->pi);
-	if (pi == srq->ci || pi - srq->ci > mask + 1) {
+	if (!shca_hw_wq_posted(pi, srq->ci, srq->log_depth)) {
 		spin_unlock_irqrestore(&srq->lock, flags);
 		return false;
 	}
+	*ci = srq->ci;
 	*slot = READ_ONCE(srq->index_ring[srq->ci & mask]) & mask;
 	memcpy(wqe, &srq->slots[*slot], sizeof(*wqe));
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return true;
+}
+
+/**
+ * shca_hw_srq_take() - take the WQE shca_hw_srq_peek() read
+ * @srq: the SRQ
+ * @ci: the consumer index the WQE was found at
+ *
+ * Fails if another QP's responder took it meanwhile: the caller peeks
+ * again.  A resize keeps the consumer index and the slot numbers, so the
+ * WQE read is still the one at @ci.  Raises the limit event, once per
+ * arming, when fewer WQEs than the limit remain.
+ *
+ * Return: true if the WQE is the caller's.
+ */
+bool shca_hw_srq_take(struct shca_hw_srq *srq, u32 ci)
+{
+	unsigned long flags;
+	bool fire = false;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->ci != ci) {
+		spin_unlock_irqrestore(&srq->lock, flags);
+		return false;
+	}
 	srq->ci++;
-	if (srq->limit && pi - srq->ci < srq->limit) {
+	if (srq->limit && READ_ONCE(srq->dbrec->pi) - srq->ci < srq->limit) {
 		srq->limit = 0;
 		fire = true;
 	}
@@ -226,9 +253,45 @@ out:
 }
 
 /**
+ * shca_hw_srq_destroy() - run DESTROY_SRQ
+ * @hw: the device, its command mutex not held
+ * @srqn: the SRQ
+ *
+ * Refused while a QP is attached.  The SRQ leaves the table under the
+ * command mutex, so a CREATE_QP finds it or not; the wait for the
+ * messages in flight that hold it (an XRC SRQ is held for a whole message
+ * by the target QP that took it) is made without the mutex, so that it
+ * holds up no other command of the device.
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_srq_destroy(struct shca_hw *hw, u32 srqn)
+{
+	struct shca_hw_srq *srq;
+
+	mutex_lock(&hw->cmd_mutex);
+	xa_lock_irq(&hw->srqs);
+	srq = xa_load(&hw->srqs, srqn);
+	if (!srq || atomic_read(&srq->assoc)) {
+		xa_unlock_irq(&hw->srqs);
+		mutex_unlock(&hw->cmd_mutex);
+		return srq ? SHCA_HW_BUSY : SHCA_HW_BAD_INDEX;
+	}
+	__xa_erase(&hw->srqs, srqn);
+	xa_unlock_irq(&hw->srqs);
+	mutex_unlock(&hw->cmd_mutex);
+	shca_hw_srq_put(srq);
+	wait_var_event(&srq->ref, !refcount_read(&srq->ref));
+	shca_hw_evsrc_del(hw, &srq->ev);
+	shca_hw_srq_unlink(srq);
+	kfree(srq);
+	return SHCA_HW_OK;
+}
+
+/**
  * shca_hw_srq_cmd() - run an SRQ command
  * @hw: the device, its command mutex held
- * @cmd: CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ or DESTROY_SRQ
+ * @cmd: CREATE_SRQ, MODIFY_SRQ or QUERY_SRQ
  *
  * Return: the completion status.
  */
@@ -240,22 +303,6 @@ enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
 	lockdep_assert_held(&hw->cmd_mutex);
 	if (cmd->opcode == SHCA_CMD_CREATE_SRQ)
 		return shca_hw_create_srq(hw, cmd);
-	if (cmd->opcode == SHCA_CMD_DESTROY_SRQ) {
-		xa_lock_irq(&hw->srqs);
-		srq = xa_load(&hw->srqs, cmd->index);
-		if (!srq || atomic_read(&srq->assoc)) {
-			xa_unlock_irq(&hw->srqs);
-			return srq ? SHCA_HW_BUSY : SHCA_HW_BAD_INDEX;
-		}
-		__xa_erase(&hw->srqs, cmd->index);
-		xa_unlock_irq(&hw->srqs);
-		shca_hw_srq_put(srq);
-		wait_var_event(&srq->ref, !refcount_read(&srq->ref));
-		shca_hw_evsrc_del(hw, &srq->ev);
-		shca_hw_srq_unlink(srq);
-		kfree(srq);
-		return SHCA_HW_OK;
-	}
 
 	srq = shca_hw_srq_get(hw, cmd->index);
 	if (!srq)

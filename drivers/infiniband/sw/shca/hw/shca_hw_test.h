@@ -82,6 +82,9 @@ u32 shca_hw_fabric_generation(void);
 u32 shca_hw_mcast_groups(struct shca_hw *hw);
 u32 shca_hw_mcast_groups_of(struct shca_hw *hw, u32 qpn);
 
+/* On-demand paging (shca_hw_odp.c) */
+int shca_hw_odp_users(struct shca_hw *hw, u32 key);
+
 /* The event queue (shca_hw_eq.c) */
 void shca_hw_eq_set_limit(struct shca_hw *hw, u32 limit);
 void shca_hw_eq_query(struct shca_hw *hw, struct shca_hw_eq_state *st);

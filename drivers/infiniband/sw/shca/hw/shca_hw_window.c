@@ -24,7 +24,8 @@
  * Lock order: none of its own.  A pass sleeps with no spinlock held; the
  * CQE publish window is passed with the CQ's write_mutex held, the
  * memory access window with the responder's resp_mutex, the multicast
- * delivery and both doorbell windows with only the QP's turn_mutex.
+ * delivery, both doorbell windows and the ODP defer window with only the
+ * QP's turn_mutex.
  */
 #include <kunit/visibility.h>
 #include <linux/delay.h>
@@ -43,6 +44,7 @@ static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_DB_RECHECK]	= "db_recheck",
 	[SHCA_WIN_CQ_ARM]	= "cq_arm",
 	[SHCA_WIN_ROUTE]	= "route",
+	[SHCA_WIN_ODP_DEFER]	= "odp_defer",
 };
 
 /**
