@@ -54,7 +54,11 @@ static void shca_test_device_answers_from_caps(struct kunit *test)
 				    IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				    IB_DEVICE_XRC),
 			attr.device_cap_flags);
-	KUNIT_EXPECT_EQ(test, (u64)IBK_ALLOW_USER_UNREG, attr.kernel_cap_flags);
+	/* On-demand paging where ib_core has it (explicit ODP MRs). */
+	KUNIT_EXPECT_EQ(test, (u64)IBK_ALLOW_USER_UNREG |
+			(IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING) ?
+			 (u64)IBK_ON_DEMAND_PAGING : 0),
+			attr.kernel_cap_flags);
 	KUNIT_EXPECT_NE(test, 0ULL, be64_to_cpu(attr.sys_image_guid));
 	KUNIT_EXPECT_EQ(test, be64_to_cpu(ibdev->node_guid),
 			be64_to_cpu(attr.sys_image_guid));

@@ -156,6 +156,82 @@ static void shca_test_srq_limit_fires_once_and_disarms(struct kunit *test)
 					 &s->events));
 }
 
+static void shca_srq_eq_resume(void *sdev)
+{
+	shca_eq_pause(sdev, false);
+}
+
+/* Until @dev's interrupt handler has acknowledged every EQE written. */
+static bool shca_srq_eq_drained(struct ib_device *dev)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	struct shca_hw_eq_state st;
+
+	do {
+		shca_hw_eq_query(to_shca_dev(dev)->hw, &st);
+		if (st.written == st.acked && !st.owing)
+			return true;
+		usleep_range(50, 200);
+	} while (!time_after(jiffies, end));
+	return false;
+}
+
+/*
+ * An SRQ's limit event is in the EQ, not yet handled, when the SRQ is
+ * destroyed and a new one takes its number: the new SRQ's consumer hears
+ * nothing of it.  The event carries the SRQ's generation, which the new
+ * one does not have.
+ */
+static void shca_test_srq_event_of_a_destroyed_srq_reaches_no_new_one(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_srq_attr attr = { .srq_limit = 2 };
+	struct shca_test_srq *s, *next;
+	struct shca_hw_eq_state st;
+	struct ib_device *da, *db;
+	unsigned long end;
+	u32 srqn;
+	int i;
+
+	shca_test_devices(test, false, &da, &db);
+	s = shca_test_srq_new(test, db, 8, 0, 1);
+	srqn = to_shca_srq(s->srq)->srqn;
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	shca_test_tq_init(test, b, db, IB_QPT_RC, s->srq, 16, 8);
+	shca_test_connect(test, a, b);
+	for (i = 0; i < 2; i++)
+		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, i, 0, 256));
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_srq(s->srq, &attr, IB_SRQ_LIMIT));
+	KUNIT_ASSERT_TRUE(test, shca_srq_eq_drained(db));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_srq_eq_resume,
+							   to_shca_dev(db)));
+	shca_eq_pause(to_shca_dev(db), true);
+	shca_hw_eq_query(to_shca_dev(db)->hw, &st);
+
+	/* One of two taken: under the limit, the event goes to the EQ. */
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 1, 0,
+						     0, 8, 0));
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	end = jiffies + 5 * HZ;
+	do {
+		usleep_range(50, 200);
+		shca_hw_eq_query(to_shca_dev(db)->hw, &st);
+	} while (st.written == st.acked && !time_after(jiffies, end));
+	KUNIT_ASSERT_EQ(test, st.acked + 1, st.written);
+
+	KUNIT_ASSERT_EQ(test, 0, ib_destroy_qp(b->qp));
+	b->qp = NULL;
+	ib_destroy_srq(s->srq);
+	s->srq = NULL;
+	next = shca_test_srq_new(test, db, 8, 0, 1);
+	KUNIT_ASSERT_EQ(test, srqn, to_shca_srq(next->srq)->srqn);
+
+	shca_eq_pause(to_shca_dev(db), false);
+	KUNIT_ASSERT_TRUE(test, shca_srq_eq_drained(db));
+	KUNIT_EXPECT_EQ(test, 0UL, next->events);
+}
+
 /*
  * IB_SRQ_MAX_WR keeps every posted receive and every completed one not yet
  * polled: growing lets more be posted, a shrink below the slots in use is
@@ -284,6 +360,7 @@ static struct kunit_case shca_srq_cases[] = {
 	KUNIT_CASE(shca_test_srq_shared_by_two_qps),
 	KUNIT_CASE(shca_test_srq_full_and_recycled),
 	KUNIT_CASE(shca_test_srq_limit_fires_once_and_disarms),
+	KUNIT_CASE(shca_test_srq_event_of_a_destroyed_srq_reaches_no_new_one),
 	KUNIT_CASE(shca_test_srq_resize_keeps_receives),
 	KUNIT_CASE(shca_test_srq_scatters_over_sges),
 	KUNIT_CASE(shca_test_srq_qp_error_raises_last_wqe_reached),

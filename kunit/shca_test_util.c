@@ -886,7 +886,7 @@ void shca_test_window_reset(void *win)
  * @test: the test; the window is released and cleared when it ends
  * @dev: the device
  * @id: the window
- * @qpn: the QP whose next pass stops there
+ * @qpn: the QP whose next pass stops there, once its turn is idle
  *
  * Return: the window.
  */
@@ -894,7 +894,19 @@ struct shca_hw_window *shca_test_window_arm(struct kunit *test,
 					    struct ib_device *dev,
 					    enum shca_hw_window_id id, u32 qpn)
 {
-	struct shca_hw_window *win = shca_hw_window(to_shca_dev(dev)->hw, id);
+	struct shca_hw *hw = to_shca_dev(dev)->hw;
+	struct shca_hw_window *win = shca_hw_window(hw, id);
+	unsigned long end = jiffies + SHCA_TEST_WAIT;
+
+	/*
+	 * The QP's last state change queued an empty turn: let it stop
+	 * before the window is armed, or it would be the pass held.
+	 */
+	while (!shca_hw_qp_turn_idle(hw, qpn)) {
+		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
+				       "QP %#x's turn never went idle", qpn);
+		usleep_range(50, 200);
+	}
 
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
 							   shca_test_window_reset,

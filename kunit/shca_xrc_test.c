@@ -13,6 +13,7 @@
 #include <kunit/test.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include "shca_test.h"
 #include "shca_ktest_qp.h"
@@ -478,11 +479,144 @@ static void shca_test_xrc_sweep_in_fence_window(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ib_dealloc_xrcd_user(xrcd, NULL));
 }
 
+/**
+ * struct xrc_stall - an XRC SRQ's destroy and a bystander, each on a worker
+ * @e: the test's environment
+ * @srq: the SRQ destroyed
+ * @srqn: its number
+ * @destroy: runs the destroy
+ * @destroy_done: completed when it returned
+ * @other: runs the bystander: once the SRQ is out of the device's table,
+ *	it creates and destroys a CQ
+ * @other_ret: what its commands returned
+ * @other_done: completed when it finished
+ * @destroy_pending: the destroy had not returned when the bystander did
+ */
+struct xrc_stall {
+	struct xrc_env *e;
+	struct ib_srq *srq;
+	u32 srqn;
+	struct work_struct destroy;
+	struct completion destroy_done;
+	struct work_struct other;
+	int other_ret;
+	struct completion other_done;
+	bool destroy_pending;
+};
+
+static void xrc_stall_destroy_fn(struct work_struct *work)
+{
+	struct xrc_stall *s = container_of(work, struct xrc_stall, destroy);
+
+	ib_destroy_srq(s->srq);
+	complete(&s->destroy_done);
+}
+
+static void xrc_stall_other_fn(struct work_struct *work)
+{
+	struct xrc_stall *s = container_of(work, struct xrc_stall, other);
+	struct shca_dev *sdev = to_shca_dev(s->e->dev);
+	struct ib_cq_init_attr attr = { .cqe = 16 };
+	unsigned long end = jiffies + 2 * SHCA_TEST_WAIT;
+	struct shca_hw_cmd query;
+	struct ib_cq *cq;
+
+	s->other_ret = -ETIMEDOUT;
+	/* Asking is itself a command: QUERY_SRQ, until there is no SRQ. */
+	for (;;) {
+		query = (struct shca_hw_cmd) {
+			.opcode = SHCA_CMD_QUERY_SRQ,
+			.index = s->srqn,
+		};
+		if (shca_cmd_exec(sdev, &query))
+			break;
+		if (time_after(jiffies, end))
+			goto out;
+		usleep_range(100, 200);
+	}
+	cq = ib_create_cq(s->e->dev, NULL, NULL, NULL, &attr);
+	s->other_ret = PTR_ERR_OR_ZERO(cq);
+	if (!IS_ERR(cq))
+		s->other_ret = ib_destroy_cq_user(cq, NULL);
+out:
+	s->destroy_pending = !completion_done(&s->destroy_done);
+	complete(&s->other_done);
+}
+
+static void xrc_stall_wait(void *arg)
+{
+	struct xrc_stall *s = arg;
+
+	flush_work(&s->other);
+	flush_work(&s->destroy);
+}
+
+/*
+ * A message on an XRC SRQ holds the SRQ until it is done; it is held in
+ * the middle (its receive CQE in the cqe_publish window).  DESTROY_SRQ
+ * takes the SRQ out of the table and waits for it; meanwhile the device's
+ * other commands (a query, a CQ created and destroyed) complete.  With the
+ * wait under the device-wide command mutex they would wait too.
+ */
+static void shca_test_xrc_destroy_srq_waits_alone(struct kunit *test)
+{
+	struct xrc_env *e = xrc_env_new(test);
+	struct ib_xrcd *xrcd = xrc_xrcd(e);
+	struct ib_srq *srq = xrc_srq(e, xrcd);
+	struct ib_qp *tgt = xrc_qp(e, IB_QPT_XRC_TGT, xrcd);
+	struct ib_qp *ini = xrc_qp(e, IB_QPT_XRC_INI, NULL);
+	struct shca_hw_window *win;
+	struct xrc_stall *s;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, 0, xrc_connect(e, tgt, ini->qp_num));
+	KUNIT_ASSERT_EQ(test, 0, xrc_connect(e, ini, tgt->qp_num));
+	KUNIT_ASSERT_EQ(test, 0, xrc_post_recv(e, srq, 1, 1024));
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->e = e;
+	s->srq = srq;
+	s->srqn = to_shca_srq(srq)->srqn;
+	INIT_WORK(&s->destroy, xrc_stall_destroy_fn);
+	INIT_WORK(&s->other, xrc_stall_other_fn);
+	init_completion(&s->destroy_done);
+	init_completion(&s->other_done);
+	/* Cleanup runs backwards: the window opens before the workers end. */
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, xrc_stall_wait, s));
+	win = shca_test_window_arm(test, e->dev, SHCA_WIN_CQE_PUBLISH,
+				   tgt->qp_num);
+	memset(e->buf, 0x3c, XRC_MSG);
+	xrc_send(e, ini, s->srqn, 1, 0);
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, SHCA_TEST_WAIT));
+
+	queue_work(system_unbound_wq, &s->destroy);
+	queue_work(system_unbound_wq, &s->other);
+	if (!wait_for_completion_timeout(&s->other_done, 3 * SHCA_TEST_WAIT))
+		KUNIT_FAIL(test, "the device's other commands waited");
+	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, shca_hw_window_state(win));
+	KUNIT_EXPECT_TRUE(test, s->destroy_pending);
+	KUNIT_EXPECT_EQ(test, 0, s->other_ret);
+
+	shca_hw_window_release(win);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&s->destroy_done,
+							    SHCA_TEST_WAIT));
+	/* The message in flight was taken whole before the SRQ went. */
+	xrc_poll(e, e->scq, &wc, 1);
+	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc.status);
+	KUNIT_EXPECT_EQ(test, 0x3c, e->buf[1024 + XRC_MSG - 1]);
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
+	KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(ini));
+	KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(tgt));
+	KUNIT_EXPECT_EQ(test, 0, ib_dealloc_xrcd_user(xrcd, NULL));
+}
+
 static struct kunit_case shca_xrc_cases[] = {
 	KUNIT_CASE(shca_test_xrc_ebusy),
 	KUNIT_CASE(shca_test_xrc_bad_create),
 	KUNIT_CASE(shca_test_xrc_delivery),
 	KUNIT_CASE(shca_test_xrc_sweep),
+	KUNIT_CASE(shca_test_xrc_destroy_srq_waits_alone),
 	KUNIT_CASE_PARAM(shca_test_xrc_sweep_in_fence_window,
 			 xrc_race_gen_params),
 	{}

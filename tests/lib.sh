@@ -27,6 +27,34 @@ kernel_before() {
 	[ "$(printf '%s\n%s\n' "$have" "$want" | sort -V | head -n1)" != "$want" ]
 }
 
+# res_of WHAT DEV: rdma res show's WHAT (qp, cq, mr or pd) of DEV.  A QP
+# is filtered by its link, the others by their device: iproute2 refuses
+# "link" for them, with an error and nothing on stdout.
+res_of() {
+	local filter=dev
+	[ "$1" != qp ] || filter=link
+	rdma res show "$1" "$filter" "$2"
+}
+
+# res_clean DEV: DEV holds no QP, CQ, MR or PD but ib_core's own (ib_mad's
+# QP1 and its CQ and PD); rdma_cm's QPs and the ULPs' objects are gone.
+# DEV must still exist (a deleted device holds nothing), and rdma must
+# answer: an error is a failure, never an empty list.
+res_clean() {
+	local what out
+	[ -d "/sys/class/infiniband/$1" ] || fail "res_clean: no device $1"
+	for what in qp cq mr pd; do
+		out=$(res_of $what "$1") || fail "rdma res show $what of $1 failed"
+		[ -z "$(grep -v '\[ib_core\]' <<<"$out")" ] || return 1
+	done
+}
+
+# res_only_ib_core DEV: res_clean, or fail with what DEV still holds.
+res_only_ib_core() {
+	res_clean "$1" && return 0
+	fail "$1 still holds: $(res_of qp "$1"; res_of cq "$1"; res_of mr "$1"; res_of pd "$1")"
+}
+
 # mkdummy NAME [MAC]: a dummy Ethernet netdev, up.
 mkdummy() {
 	ip link add "$1" type dummy
@@ -123,7 +151,7 @@ pair() {
 netns_mode() {
 	wait_for bash -c "rdma system set netns $1 2>/dev/null" ||
 		fail "rdma system set netns $1: $(rdma system set netns "$1" 2>&1)"
-	rdma system show | grep -q "netns $1" ||
+	grep -q "netns $1" <<<"$(rdma system show)" ||
 		fail "mode is not $1: $(rdma system show)"
 }
 

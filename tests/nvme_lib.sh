@@ -205,22 +205,6 @@ nvme_cleanup() {
 	done
 }
 
-# res_clean DEV: DEV holds no QP, CQ, MR or PD but ib_core's own (ib_mad's
-# QP1 and its CQ and PD); rdma_cm's QPs and the ULPs' objects are gone.
-res_clean() {
-	local what
-	for what in qp cq mr pd; do
-		[ -z "$(rdma res show $what link "$1" 2>/dev/null |
-			grep -v '\[ib_core\]')" ] || return 1
-	done
-}
-
-# res_only_ib_core DEV: res_clean, or fail with what DEV still holds.
-res_only_ib_core() {
-	res_clean "$1" && return 0
-	fail "$1 still holds: $(rdma res show qp link "$1"; rdma res show cq link "$1"; rdma res show mr link "$1"; rdma res show pd link "$1")"
-}
-
 # wait_long SECONDS CMD...: poll CMD every half second for up to SECONDS.
 wait_long() {
 	local end=$((SECONDS + $1))

@@ -243,7 +243,8 @@ act_reload() {
 	fi
 	count "op rmmod shca (idle)"
 	tick rmmod
-	rdma dev show 2>/dev/null | grep -q shca && err "shca devices after rmmod"
+	grep -q shca <<<"$(rdma dev show 2>/dev/null)" &&
+		err "shca devices after rmmod"
 	if ! shca_guest_load; then
 		err "insmod shca failed"
 		return

@@ -98,8 +98,8 @@ echo "$slow_rounds slow rounds raced rmmod, $fast_rounds fast rounds ran"
 
 # Nothing is left: no device, no resource, and shca loads again.
 shca_guest_load || fail "insmod after the rounds"
-[ -z "$(rdma res show | grep shca || true)" ] ||
-	fail "resources remain: $(rdma res show)"
+res=$(rdma res show) || fail "rdma res show failed"
+[ -z "$(grep shca <<<"$res")" ] || fail "resources remain: $res"
 [ "$(cat $dbg/teardowns)" = 0 ] || fail "teardowns: $(cat $dbg/teardowns)"
 rm -rf "$tmp"
 echo ok

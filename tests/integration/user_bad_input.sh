@@ -26,7 +26,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 flush=flush
 ! kernel_before 6.2 || flush=flush_absent
 failed=0
-for c in udata mmap rings mr mw $flush reset cqex pdom resize dm xrc; do
+for c in udata mmap rings mr mw $flush reset cqex pdom resize dm xrc spoof; do
 	echo "--- $c"
 	timeout 120 "$t" shca0 $c | tee "$SHCA_OUT/uverbs-$c.txt" || failed=1
 	grep -q '^ok ' "$SHCA_OUT/uverbs-$c.txt" || failed=1

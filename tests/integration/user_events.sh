@@ -18,5 +18,6 @@ cat "$SHCA_OUT/uverbs-flood.txt"
 [ $rc -eq 0 ] || fail "exit $rc: $(grep '^not ok' "$SHCA_OUT/uverbs-flood.txt")"
 grep -q '^ok flood_events_bounded' "$SHCA_OUT/uverbs-flood.txt" ||
 	fail "no verdict on the events"
-rdma res show qp | grep -q shca_uverbs && fail "QPs left behind"
+res=$(rdma res show qp) || fail "rdma res show qp failed"
+grep -q shca_uverbs <<<"$res" && fail "QPs left behind"
 echo ok

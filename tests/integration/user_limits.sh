@@ -13,7 +13,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 ko=$SHCA_BUILD/drivers/infiniband/sw/shca/shca.ko
 
 for p in max_qp max_qp_wr max_cq max_cqe max_srq; do
-	modinfo -F parm "$ko" | grep -q "^$p:[^:]*[a-z].*(uint)$" ||
+	grep -q "^$p:[^:]*[a-z].*(uint)$" <<<"$(modinfo -F parm "$ko")" ||
 		fail "modinfo does not describe $p: $(modinfo -F parm "$ko")"
 done
 [ "$(cat /sys/module/shca/parameters/max_cq)" = 1024 ] ||
@@ -26,7 +26,7 @@ two_devices
 caps=$(ibv_devinfo -v -d shca0)
 for want in 'max_qp:\s*24$' 'max_cq:\s*12$' 'max_cqe:\s*1023$' \
 	'max_srq:\s*3$'; do
-	echo "$caps" | grep -qP "^\s*$want" || fail "ibv_devinfo lacks $want"
+	grep -qP "^\s*$want" <<<"$caps" || fail "ibv_devinfo lacks $want"
 done
 
 qps=$(rdma res show qp link shca0 | grep -c lqpn || true)

@@ -52,12 +52,16 @@
  *   shca_uverbs_test DEV odp_step   one prefetch of an ODP MR: prints 0,
  *                                   -errno, or "none" without ODP
  *                                   (fault_cmd.sh's MAP_ODP)
+ *   shca_uverbs_test DEV spoof      a QP on DEV's sibling (DEV with its
+ *                                   last digit 1) that took a connected
+ *                                   peer's QPN reaches nothing of it
  *   shca_uverbs_test DEV odp_cow    an ODP MR's own pages copied into
  *                                   each other through a self-connected
  *                                   QP, the target copy-on-write
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
- * "ok NAME" or "not ok NAME # why"; the exit status is the number failed.
+ * "ok NAME" or "not ok NAME # why"; the exit status is 1 if any failed,
+ * 0 if none (never a count, which could wrap to 0 or read as a skip).
  * Bad input must get an error (or an error completion) and nothing else:
  * the kernel log is checked for reports by the harness, and every run ends
  * by showing the device still carries traffic.
@@ -65,6 +69,7 @@
  * It reaches under libshca (struct shca_qp and friends) to write into the
  * mapped rings directly, as a buggy or hostile process could.
  */
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -139,6 +144,7 @@ static struct ibv_context *open_dev(void)
 
 struct pair {
 	struct ibv_context *ctx;
+	struct ibv_context *peer;	/* the peer's device; NULL: ctx's */
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *a, *b;
@@ -174,7 +180,7 @@ static int qp_to_rtr(struct pair *p, struct ibv_qp *qp, uint32_t dest_qpn)
 	};
 	union ibv_gid gid;
 
-	if (ibv_query_gid(p->ctx, 1, GIDX, &gid))
+	if (ibv_query_gid(p->peer ? p->peer : p->ctx, 1, GIDX, &gid))
 		return -1;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
@@ -318,6 +324,68 @@ static void traffic_ok(const char *name)
 	      !strcmp(p.buf + 12288, "shca says hello"), name,
 	      "%d of 3 completions", got);
 	pair_close(&p);
+}
+
+/*
+ * One of the port's counters (rdma statistic), or ~0 if unreadable.
+ * ib_core's sysfs keeps a read for 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN):
+ * wait that out, so that this read is the device's own.
+ */
+static unsigned long long hw_counter(const char *name)
+{
+	unsigned long long v = ~0ULL;
+	char path[256];
+	FILE *f;
+
+	usleep(20000);
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", devname,
+		 name);
+	f = fopen(path, "r");
+	if (!f)
+		return v;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = ~0ULL;
+	fclose(f);
+	return v;
+}
+
+/*
+ * CPU time, in clock ticks, that every kworker thread has used so far:
+ * the execution units run there, charged to no process.
+ */
+static long long kworker_ticks(void)
+{
+	unsigned long long ut, st;
+	long long sum = 0;
+	char path[300], buf[512], *p;
+	struct dirent *d;
+	DIR *proc;
+	FILE *f;
+
+	proc = opendir("/proc");
+	if (!proc)
+		die("/proc");
+	while ((d = readdir(proc))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(buf, sizeof(buf), f) ? strchr(buf, '(') : NULL;
+		fclose(f);
+		if (!p || strncmp(p, "(kworker", 8))
+			continue;
+		p = strrchr(buf, ')');
+		/* Fields 14 and 15, utime and stime, counted after the name. */
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+				&ut, &st) == 2)
+			sum += ut + st;
+	}
+	closedir(proc);
+	return sum;
 }
 
 /* --- udata -------------------------------------------------------------- */
@@ -841,6 +909,27 @@ static void test_rings(void)
 			ibv_ack_async_event(&ev);
 		}
 		CHECK(fatal, "ring_sq_pi_fatal_event", "no QP fatal event");
+	}
+	{
+		/*
+		 * Flushed, in ERR, its index still garbage: the QP costs
+		 * the execution units nothing from now on.  Ten seconds of
+		 * it use under 1% of a CPU in kworkers, and no turn looks
+		 * for work it cannot find.
+		 */
+		unsigned long long rechecks = hw_counter("doorbell_rechecks");
+		long long ticks = kworker_ticks();
+		long hz = sysconf(_SC_CLK_TCK);
+
+		sleep(10);
+		rechecks = hw_counter("doorbell_rechecks") - rechecks;
+		ticks = kworker_ticks() - ticks;
+		CHECK(hw_counter("doorbell_rechecks") != ~0ULL && rechecks < 100,
+		      "ring_sq_pi_garbage_no_busy_turn",
+		      "%llu rechecks in 10 s", rechecks);
+		CHECK(ticks * 100 < 10 * hz, "ring_sq_pi_garbage_costs_no_cpu",
+		      "kworkers used %lld of %ld ticks in 10 s", ticks,
+		      10 * hz);
 	}
 	q->sq.pi = 0;
 	if (reset_qp(p.a) || reset_qp(p.b) ||
@@ -2131,31 +2220,6 @@ static void test_dm_step(void)
 /* fault_cmd.sh's ALLOC_XRCD: one ibv_open_xrcd(); prints 0 or -errno. */
 /* --- doorbell suppression ------------------------------------------------ */
 
-/*
- * One of the port's counters (rdma statistic), or ~0 if unreadable.
- * ib_core's sysfs keeps a read for 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN):
- * wait that out, so that this read is the device's own.
- */
-static unsigned long long hw_counter(const char *name)
-{
-	unsigned long long v = ~0ULL;
-	char path[256];
-	FILE *f;
-
-	usleep(20000);
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", devname,
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return v;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = ~0ULL;
-	fclose(f);
-	return v;
-}
-
 struct db_post {
 	struct pair *p;
 	uint64_t wr_id;
@@ -2799,6 +2863,107 @@ static void test_odp_cow(void)
 			waitpid(pid, &status, 0);
 	}
 	traffic_ok("odp_cow_device_works_after");
+}
+
+/*
+ * Spoofing: a and b talk on shca0.  On shca1 a QP c takes a's QPN (the
+ * device's QPN cursor moved there through debugfs, where a process would
+ * create and destroy QPs until it had it) and connects to b.  Its RDMA
+ * WRITE and SEND reach nothing of b's: an RC spoofer runs out of retries,
+ * a UC one hears nothing; b's memory is untouched, b's receive is still
+ * there for a, and shca0 counts what it refused.
+ */
+static void spoof_one(enum ibv_qp_type type)
+{
+	const char *t = type == IBV_QPT_RC ? "rc" : "uc";
+	struct pair p, s = {};
+	char path[128], name[64];
+	unsigned long long rejected;
+	struct ibv_qp *a, *b;
+	struct ibv_wc wc;
+	FILE *f;
+	int i, n;
+
+	pair_open(&p);
+	a = new_qp(&p, p.cq, type);
+	b = new_qp(&p, p.cq, type);
+	if (connect_qp(&p, a, b->qp_num) || connect_qp(&p, b, a->qp_num))
+		die("spoof connect");
+	snprintf(name, sizeof(name), "%s", devname);
+	name[strlen(name) - 1] = '1';
+	snprintf(path, sizeof(path), "/sys/kernel/debug/shca/%s/next_qpn",
+		 name);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%u\n", a->qp_num) < 0 || fclose(f))
+		die(path);
+	{
+		const char *mine = devname;
+
+		devname = name;
+		s.ctx = open_dev();
+		devname = mine;
+	}
+	s.peer = p.ctx;
+	s.pd = ibv_alloc_pd(s.ctx);
+	s.cq = ibv_create_cq(s.ctx, 16, NULL, NULL, 0);
+	s.buf = aligned_alloc(4096, 4096);
+	if (!s.pd || !s.cq || !s.buf)
+		die("spoof resources");
+	memset(s.buf, 0x5f, 4096);
+	s.mr = ibv_reg_mr(s.pd, s.buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	s.a = new_qp(&s, s.cq, type);
+	if (!s.mr || connect_qp(&s, s.a, b->qp_num))
+		die("spoof QP");
+	snprintf(path, sizeof(path), "spoof_%s_has_the_peers_qpn", t);
+	CHECK(s.a->qp_num == a->qp_num, path, "QPN %#x, not %#x",
+	      s.a->qp_num, a->qp_num);
+
+	memset(p.buf, 0x11, 8192);
+	rejected = hw_counter("rx_rejected");
+	post_recv(b, p.mr, p.buf + 4096, 64, 7);
+	post_send(s.a, IBV_WR_RDMA_WRITE, s.mr, s.buf, 256,
+		  (uintptr_t)p.buf, p.mr->rkey, 1);
+	post_send(s.a, IBV_WR_SEND, s.mr, s.buf, 64, 0, 0, 2);
+	for (i = n = 0; i < 2 && poll_one(s.cq, &wc); i++)
+		n += type == IBV_QPT_RC ?
+		     wc.status == IBV_WC_RETRY_EXC_ERR ||
+		     wc.status == IBV_WC_WR_FLUSH_ERR :
+		     wc.status == IBV_WC_SUCCESS;
+	snprintf(path, sizeof(path), "spoof_%s_sender_hears_no_answer", t);
+	CHECK(n == 2, path, "%d of 2 completions as expected", n);
+	for (i = 0; i < 8192 && p.buf[i] == 0x11; i++)
+		;
+	snprintf(path, sizeof(path), "spoof_%s_reaches_no_byte", t);
+	CHECK(i == 8192 && !ibv_poll_cq(p.cq, 1, &wc), path,
+	      "byte %d written, or a completion on the victim", i);
+	snprintf(path, sizeof(path), "spoof_%s_counted", t);
+	CHECK(rejected != ~0ULL && hw_counter("rx_rejected") >= rejected + 2,
+	      path, "rx_rejected %llu -> %llu", rejected,
+	      hw_counter("rx_rejected"));
+
+	/* The real peer's SEND takes the receive the spoofer could not. */
+	snprintf(p.buf, 64, "from the peer");
+	post_send(a, IBV_WR_SEND, p.mr, p.buf, 14, 0, 0, 3);
+	for (i = n = 0; i < 2 && poll_one(p.cq, &wc); i++)
+		n += wc.status == IBV_WC_SUCCESS &&
+		     (wc.wr_id == 3 || wc.wr_id == 7);
+	snprintf(path, sizeof(path), "spoof_%s_peer_still_heard", t);
+	CHECK(n == 2 && !strcmp(p.buf + 4096, "from the peer"), path,
+	      "%d of 2 completions", n);
+
+	if (ibv_destroy_qp(s.a) || ibv_dereg_mr(s.mr) ||
+	    ibv_destroy_cq(s.cq) || ibv_dealloc_pd(s.pd) ||
+	    ibv_close_device(s.ctx) || ibv_destroy_qp(a) || ibv_destroy_qp(b))
+		die("spoof teardown");
+	free(s.buf);
+	pair_close(&p);
+}
+
+static void test_spoof(void)
+{
+	spoof_one(IBV_QPT_RC);
+	spoof_one(IBV_QPT_UC);
+	traffic_ok("spoof_device_works_after");
 }
 
 static void test_resize(void)
@@ -4223,6 +4388,7 @@ int main(int argc, char **argv)
 		{ "xrc", test_xrc }, { "xrcd_step", test_xrcd_step },
 		{ "doorbell", test_doorbell }, { "cq_arm", test_cq_arm },
 		{ "odp_step", test_odp_step }, { "odp_cow", test_odp_cow },
+		{ "spoof", test_spoof },
 	};
 	size_t i;
 
@@ -4235,7 +4401,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
 		if (!strcmp(argv[2], tests[i].name)) {
 			tests[i].fn();
-			return failures;
+			return failures ? 1 : 0;
 		}
 	}
 	fprintf(stderr, "no test %s\n", argv[2]);

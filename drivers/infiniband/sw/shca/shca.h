@@ -190,6 +190,8 @@ struct shca_ah {
  * struct shca_cq - a completion queue
  * @ibcq: the ib_core object; first
  * @cqn: the device's number for it
+ * @gen: the generation the device gave it: an event that carries another
+ *	is an earlier CQ's of the same number
  * @lock: the poll lock: guards @ring, @log_depth, @ci, @dbrec and @buf
  * @ring: the CQE ring
  * @log_depth: log2 of its depth
@@ -205,6 +207,7 @@ struct shca_ah {
 struct shca_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
+	u32 gen;
 	spinlock_t lock;	/* poll lock: ring, ci, resize */
 	struct shca_hw_cqe *ring;
 	u32 log_depth;
@@ -288,6 +291,8 @@ struct shca_mcast {
  * struct shca_srq - a shared receive queue
  * @ibsrq: the ib_core object; first
  * @srqn: the device's number for it
+ * @gen: the generation the device gave it: an event that carries another
+ *	is an earlier SRQ's of the same number
  * @lock: guards @pi, the free slot stack and @wrid
  * @slots: the WQE slots
  * @index_ring: the ring of posted slot numbers
@@ -310,6 +315,7 @@ struct shca_mcast {
 struct shca_srq {
 	struct ib_srq ibsrq;
 	u32 srqn;
+	u32 gen;
 	spinlock_t lock;	/* posting and slot recycling */
 	struct shca_hw_recv_wqe *slots;
 	u32 *index_ring;

@@ -368,12 +368,13 @@ int shca_cmd_destroy_eq(struct shca_dev *sdev)
  * shca_cmd_create_cq() - create a completion queue context
  * @sdev: the device
  * @params: its ring and doorbell record
- * @cqn: where to put the new CQ's number
+ * @id: where to put the new CQ's number and generation
  *
  * Return: 0 or a negative errno.
  */
 int shca_cmd_create_cq(struct shca_dev *sdev,
-		       const struct shca_hw_cq_create *params, u32 *cqn)
+		       const struct shca_hw_cq_create *params,
+		       struct shca_hw_obj_id *id)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_CREATE_CQ,
@@ -383,7 +384,7 @@ int shca_cmd_create_cq(struct shca_dev *sdev,
 
 	err = shca_cmd_exec(sdev, &cmd);
 	if (!err)
-		*cqn = cmd.out.num;
+		*id = cmd.out.id;
 	return err;
 }
 
@@ -470,12 +471,13 @@ int shca_cmd_destroy_cq(struct shca_dev *sdev, u32 cqn)
  * shca_cmd_create_srq() - create a shared receive queue context
  * @sdev: the device
  * @params: its protection domain, memory and limit
- * @srqn: where to put the new SRQ's number
+ * @id: where to put the new SRQ's number and generation
  *
  * Return: 0 or a negative errno.
  */
 int shca_cmd_create_srq(struct shca_dev *sdev,
-			const struct shca_hw_srq_create *params, u32 *srqn)
+			const struct shca_hw_srq_create *params,
+			struct shca_hw_obj_id *id)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_CREATE_SRQ,
@@ -485,7 +487,7 @@ int shca_cmd_create_srq(struct shca_dev *sdev,
 
 	err = shca_cmd_exec(sdev, &cmd);
 	if (!err)
-		*srqn = cmd.out.num;
+		*id = cmd.out.id;
 	return err;
 }
 

@@ -54,7 +54,8 @@ int shca_cmd_destroy_eq(struct shca_dev *sdev);
 
 /* Completion queues */
 int shca_cmd_create_cq(struct shca_dev *sdev,
-		       const struct shca_hw_cq_create *params, u32 *cqn);
+		       const struct shca_hw_cq_create *params,
+		       struct shca_hw_obj_id *id);
 int shca_cmd_resize_cq(struct shca_dev *sdev, u32 cqn,
 		       const struct shca_hw_cq_create *params);
 int shca_cmd_modify_cq(struct shca_dev *sdev, u32 cqn, u16 count,
@@ -65,7 +66,8 @@ int shca_cmd_destroy_cq(struct shca_dev *sdev, u32 cqn);
 
 /* Shared receive queues */
 int shca_cmd_create_srq(struct shca_dev *sdev,
-			const struct shca_hw_srq_create *params, u32 *srqn);
+			const struct shca_hw_srq_create *params,
+			struct shca_hw_obj_id *id);
 int shca_cmd_modify_srq(struct shca_dev *sdev, u32 srqn, u32 limit);
 int shca_cmd_resize_srq(struct shca_dev *sdev, u32 srqn,
 			const struct shca_hw_srq_create *params);

@@ -93,6 +93,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
 	struct shca_cq *cq = to_shca_cq(ibcq);
 	struct shca_hw_cq_create params = {};
+	struct shca_hw_obj_id id;
 	int err;
 
 	if (udata) {
@@ -127,9 +128,11 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	params.ring = cq->ring;
 	params.log_depth = cq->log_depth;
 	params.dbrec = cq->dbrec;
-	err = shca_cmd_create_cq(sdev, &params, &cq->cqn);
+	err = shca_cmd_create_cq(sdev, &params, &id);
 	if (err)
 		goto err_buf;
+	cq->cqn = id.num;
+	cq->gen = id.gen;
 	if (udata) {
 		err = shca_cq_user_init(sdev, cq, udata);
 		if (err)

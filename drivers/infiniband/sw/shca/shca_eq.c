@@ -6,9 +6,9 @@
  * its vector; the handler drains the EQ by owner bit, turns each EQE into
  * a consumer callback and re-arms.  EQEs carry object numbers, never
  * pointers: an object is looked up, and held, under its xarray's lock, so
- * an event for an object being destroyed finds nothing.  A QP event also
- * carries the QPN's generation, so an event of a previous user of a QPN is
- * dropped.
+ * an event for an object being destroyed finds nothing.  An event of a QP,
+ * CQ or SRQ also carries the object's generation, so an event of an
+ * earlier holder of its number, still in the EQ, is dropped.
  *
  * The EQ is as deep as the device's objects need (shca_hw_eq_log_depth()):
  * the device keeps at most one EQE per object and kind in it, and holds
@@ -44,7 +44,7 @@ static void shca_eq_cq(struct shca_dev *sdev, const struct shca_hw_eqe *eqe)
 
 	xa_lock_irqsave(&sdev->cqs, flags);
 	cq = xa_load(&sdev->cqs, eqe->obj);
-	if (cq && !refcount_inc_not_zero(&cq->ref))
+	if (cq && (cq->gen != eqe->gen || !refcount_inc_not_zero(&cq->ref)))
 		cq = NULL;
 	xa_unlock_irqrestore(&sdev->cqs, flags);
 	if (!cq)
@@ -93,7 +93,7 @@ static void shca_eq_srq(struct shca_dev *sdev, const struct shca_hw_eqe *eqe)
 
 	xa_lock_irqsave(&sdev->srqs, flags);
 	srq = xa_load(&sdev->srqs, eqe->obj);
-	if (srq && !refcount_inc_not_zero(&srq->ref))
+	if (srq && (srq->gen != eqe->gen || !refcount_inc_not_zero(&srq->ref)))
 		srq = NULL;
 	xa_unlock_irqrestore(&sdev->srqs, flags);
 	if (!srq)

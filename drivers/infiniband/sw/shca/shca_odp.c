@@ -210,6 +210,12 @@ struct ib_mr *shca_odp_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		err = PTR_ERR(mr);
 		goto err_umem;
 	}
+	/*
+	 * Before anything can find the MR: a page fault may come as soon
+	 * as the entry is valid, and the handler maps through the umem.
+	 * From here shca_mr_free() releases it.
+	 */
+	mr->umem = &odp->umem;
 	mr->npages = npages;
 	mr->access = access;
 	err = shca_mr_write(sdev, mr, shca_access_to_hw(access), virt, length,
@@ -220,7 +226,6 @@ struct ib_mr *shca_odp_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			GFP_KERNEL);
 	if (err)
 		goto err_mr;
-	mr->umem = &odp->umem;
 	mutex_lock(&odp->umem_mutex);
 	odp->private = mr;
 	mr->odp_live = true;
@@ -229,6 +234,7 @@ struct ib_mr *shca_odp_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 err_mr:
 	shca_mr_free(sdev, mr);
+	return ERR_PTR(err);
 err_umem:
 	ib_umem_odp_release(odp);
 	return ERR_PTR(err);

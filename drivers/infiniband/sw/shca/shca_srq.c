@@ -97,6 +97,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
 	struct shca_srq *srq = to_shca_srq(ibsrq);
 	struct shca_hw_srq_create params = {};
+	struct shca_hw_obj_id id;
 	struct ib_srq_attr *a = &init->attr;
 	size_t slots_bytes;
 	u32 depth, i;
@@ -162,9 +163,11 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		params.xrcdn = to_shca_xrcd(init->ext.xrc.xrcd)->xrcdn;
 		params.cqn = to_shca_cq(init->ext.cq)->cqn;
 	}
-	err = shca_cmd_create_srq(sdev, &params, &srq->srqn);
+	err = shca_cmd_create_srq(sdev, &params, &id);
 	if (err)
 		goto err_free;
+	srq->srqn = id.num;
+	srq->gen = id.gen;
 	if (udata)
 		err = shca_srq_user_init(sdev, srq, udata,
 					 slots_bytes + sizeof(u32) * depth);

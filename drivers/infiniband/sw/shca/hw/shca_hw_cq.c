@@ -248,16 +248,17 @@ static enum shca_hw_status shca_hw_create_cq(struct shca_hw *hw,
 	cq->moder_count = 1;
 	timer_setup(&cq->moder_timer, shca_hw_cq_moder_expired, 0);
 	atomic_set(&cq->assoc, 0);
-	shca_hw_evsrc_init(&cq->ev, SHCA_EQE_CQ, 0, 0);
+	cmd->out.id.gen = shca_hw_new_gen(hw);
+	shca_hw_evsrc_init(&cq->ev, SHCA_EQE_CQ, 0, cmd->out.id.gen);
 
-	err = xa_alloc_cyclic_irq(&hw->cqs, &cmd->out.num, cq,
+	err = xa_alloc_cyclic_irq(&hw->cqs, &cmd->out.id.num, cq,
 				  XA_LIMIT(1, hw->caps->max_cq),
 				  &hw->next_cqn, GFP_KERNEL);
 	if (err < 0) {
 		kfree(cq);
 		return SHCA_HW_NO_RESOURCES;
 	}
-	cq->cqn = cmd->out.num;
+	cq->cqn = cmd->out.id.num;
 	cq->ev.obj = cq->cqn;
 	return SHCA_HW_OK;
 }

@@ -332,13 +332,26 @@ enum shca_hw_event {
 };
 
 /**
+ * struct shca_hw_obj_id - what CREATE_CQ and CREATE_SRQ hand back
+ * @num: the new object's number
+ * @gen: its generation: never 0, never one an earlier object of the
+ *	device had, so its events tell it from an earlier holder of @num
+ */
+struct shca_hw_obj_id {
+	u32 num;
+	u32 gen;
+};
+
+/**
  * struct shca_hw_eqe - one event queue entry, 16 bytes
  * @type: enum shca_hw_eqe_type
  * @event: enum shca_hw_event, for affiliated and port events
  * @rsvd: zero
  * @owner: bit 0 is the phase, as in struct shca_hw_cqe
  * @obj: the CQ, QP or SRQ number, or the port
- * @gen: the QP's generation, for QP events
+ * @gen: the object's generation, for CQ, QP and SRQ events: an event of
+ *	an object destroyed since, whose number a new one took, carries the
+ *	old one's
  * @rsvd2: zero
  */
 struct shca_hw_eqe {
@@ -958,6 +971,7 @@ struct shca_hw_cmd {
 		u16 pkey;
 		u32 pdn;
 		u32 num;
+		struct shca_hw_obj_id id;
 		struct shca_hw_cq_query cq;
 		struct shca_hw_srq_query srq;
 		struct shca_hw_qp_query qp;

@@ -101,7 +101,7 @@ void shca_hw_free_irq(struct shca_hw *hw)
  * @src: the state
  * @type: the EQE type of its affiliated events
  * @obj: its number
- * @gen: its generation, for a QP
+ * @gen: its generation, for a QP, CQ or SRQ
  */
 void shca_hw_evsrc_init(struct shca_hw_evsrc *src,
 			enum shca_hw_eqe_type type, u32 obj, u32 gen)

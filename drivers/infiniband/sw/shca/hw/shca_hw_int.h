@@ -7,11 +7,13 @@
  *
  * Lock order, outermost first, with the unit that owns each lock:
  *   shca_hw.cmd_mutex       (shca_hw.c: object commands; never held by
- *                            the engine, nor while a destroy or a modify
- *                            waits out one object's accesses in flight)
+ *                            the engine, nor while a command waits for
+ *                            the data path: a destroy, a modify or a
+ *                            multicast detach waiting out one object's
+ *                            accesses in flight)
  *   shca_hw_qp.modify_mutex (qp: one MODIFY_QP of a QP at a time; never
- *                            taken under cmd_mutex, unlike resp_mutex,
- *                            which DETACH_MCAST takes)
+ *                            taken under cmd_mutex, nor are the two
+ *                            mutexes below it)
  *   shca_hw_qp.turn_mutex   (sched, req: whoever runs one QP's turn;
  *                            never two at once)
  *   shca_hw_qp.resp_mutex   (resp: responder side of one QP; never two at
@@ -465,8 +467,9 @@ struct shca_hw_mcg {
  * @mcast_attached: QP attachments over all of @mcgs
  * @qps: the QP context table, by QPN
  * @next_qpn: where the cyclic QPN search starts
- * @qp_gen: generation of the QP created last; it names no QPN, so the
- *	device keeps no state for a QPN no QP holds
+ * @obj_gen: generation of the QP, CQ or SRQ created last; it names no
+ *	number, so the device keeps no state for a number no object holds;
+ *	under @cmd_mutex
  * @nr_qps: QPs in @qps
  * @cqs: the CQ context table
  * @next_cqn: where the cyclic CQN search starts
@@ -523,7 +526,7 @@ struct shca_hw {
 
 	struct xarray qps;
 	u32 next_qpn;
-	u32 qp_gen;
+	u32 obj_gen;
 	u32 nr_qps;
 	struct xarray cqs;
 	u32 next_cqn;
@@ -569,6 +572,19 @@ static inline void shca_hw_count_add(struct shca_hw *hw,
 	atomic64_add(n, &hw->counters[c]);
 }
 
+/*
+ * A new object's generation: never 0, never one an earlier QP, CQ or SRQ
+ * of the device had (not until 2^32 creates), so that its events, which
+ * carry it, are told from those of an earlier holder of its number.
+ */
+static inline u32 shca_hw_new_gen(struct shca_hw *hw)
+{
+	lockdep_assert_held(&hw->cmd_mutex);
+	if (!++hw->obj_gen)
+		++hw->obj_gen;
+	return hw->obj_gen;
+}
+
 static inline bool shca_hw_log_depth_ok(u32 log_depth)
 {
 	return log_depth && log_depth <= SHCA_HW_MAX_LOG_DEPTH;
@@ -594,6 +610,7 @@ void shca_hw_sched_kick(struct shca_hw_qp *qp);
 void shca_hw_sched_kick_now(struct shca_hw_qp *qp);
 void shca_hw_sched_retry(struct shca_hw_qp *qp, u32 usecs);
 void shca_hw_sched_cancel(struct shca_hw_qp *qp);
+bool shca_hw_sched_busy(struct shca_hw_qp *qp);
 void shca_hw_sched_run_here(struct shca_hw_qp *qp);
 bool shca_hw_sched_may_run(struct shca_hw *hw);
 

@@ -228,10 +228,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	if (err < 0)
 		goto err;
 	qp->qpn = qpn;
-	/* Never 0, and never a generation an earlier QP had. */
-	if (!++hw->qp_gen)
-		++hw->qp_gen;
-	qp->gen = hw->qp_gen;
+	qp->gen = shca_hw_new_gen(hw);
 	shca_hw_evsrc_init(&qp->ev, SHCA_EQE_QP, qpn, qp->gen);
 	xa_store_irq(&hw->qps, qpn, qp, GFP_KERNEL);
 	hw->nr_qps++;
@@ -731,6 +728,30 @@ u32 shca_hw_qpn_entries(struct shca_hw *hw)
 	return n;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_qpn_entries);
+
+/**
+ * shca_hw_qp_turn_idle() - whether a QP's turn is neither queued nor running
+ * @hw: the device
+ * @qpn: the QP
+ *
+ * For tests that hold a turn in a race window: a state change queues an
+ * empty turn, which would stop in the window before the turn the test
+ * means to hold.  Waiting for this first leaves only the test's own.
+ *
+ * Return: true when idle, or when there is no such QP.
+ */
+bool shca_hw_qp_turn_idle(struct shca_hw *hw, u32 qpn)
+{
+	struct shca_hw_qp *qp = shca_hw_qp_get(hw, qpn);
+	bool idle;
+
+	if (!qp)
+		return true;
+	idle = !shca_hw_sched_busy(qp);
+	shca_hw_qp_put(qp);
+	return idle;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_qp_turn_idle);
 
 /**
  * shca_hw_qp_fini() - free what is left of the QP table

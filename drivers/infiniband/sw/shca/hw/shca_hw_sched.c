@@ -107,6 +107,17 @@ void shca_hw_sched_retry(struct shca_hw_qp *qp, u32 usecs)
 }
 
 /**
+ * shca_hw_sched_busy() - whether a QP's turn is queued or running
+ * @qp: the QP
+ *
+ * Return: true if it is.
+ */
+bool shca_hw_sched_busy(struct shca_hw_qp *qp)
+{
+	return work_busy(&qp->engine.work);
+}
+
+/**
  * shca_hw_sched_cancel() - take a QP's turn out of the queue, and wait
  * @qp: the QP
  *

@@ -158,7 +158,8 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 	srq->limit = in->limit;
 	srq->max_sge = in->max_sge;
 	atomic_set(&srq->assoc, 0);
-	shca_hw_evsrc_init(&srq->ev, SHCA_EQE_SRQ, 0, 0);
+	cmd->out.id.gen = shca_hw_new_gen(hw);
+	shca_hw_evsrc_init(&srq->ev, SHCA_EQE_SRQ, 0, cmd->out.id.gen);
 	if (in->xrcdn) {
 		srq->xrcd = shca_hw_xrcd_get(hw, in->xrcdn);
 		srq->cq = shca_hw_cq_get(hw, in->cqn);
@@ -170,14 +171,14 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 			return SHCA_HW_BAD_INDEX;
 		}
 	}
-	err = xa_alloc_irq(&hw->srqs, &cmd->out.num, srq,
+	err = xa_alloc_irq(&hw->srqs, &cmd->out.id.num, srq,
 			   XA_LIMIT(1, hw->caps->max_srq), GFP_KERNEL);
 	if (err < 0) {
 		shca_hw_srq_unlink(srq);
 		kfree(srq);
 		return SHCA_HW_NO_RESOURCES;
 	}
-	srq->srqn = cmd->out.num;
+	srq->srqn = cmd->out.id.num;
 	srq->ev.obj = srq->srqn;
 	return SHCA_HW_OK;
 }

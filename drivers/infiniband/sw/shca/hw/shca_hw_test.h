@@ -65,6 +65,7 @@ u32 shca_hw_engine_steps_left(struct shca_hw *hw);
 int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn);
 u32 shca_hw_next_qpn(struct shca_hw *hw);
 u32 shca_hw_qpn_entries(struct shca_hw *hw);
+bool shca_hw_qp_turn_idle(struct shca_hw *hw, u32 qpn);
 
 /* Commands and tables (shca_hw.c) */
 int shca_hw_inject_cmd_failure(struct shca_hw *hw, int opcode);
