@@ -2157,6 +2157,17 @@ static void test_dm(void)
 	errno = 0;
 	bad = ibv_reg_dm_mr(p.pd, dm, 0, 64, DM_ACCESS | IBV_ACCESS_MW_BIND);
 	CHECK(!bad && errno, "dm_mr_bad_access", "errno %d", errno);
+	/* Atomics need 8-byte aligned memory: a zero-based MR at byte 4. */
+	errno = 0;
+	bad = ibv_reg_dm_mr(p.pd, dm, 4, 64, DM_ACCESS |
+			    IBV_ACCESS_REMOTE_ATOMIC);
+	CHECK(!bad && errno == EINVAL, "dm_mr_atomic_misaligned", "errno %d",
+	      errno);
+	bad = ibv_reg_dm_mr(p.pd, dm, 8, 64, DM_ACCESS |
+			    IBV_ACCESS_REMOTE_ATOMIC);
+	CHECK(bad, "dm_mr_atomic_aligned", "errno %d", errno);
+	if (bad && ibv_dereg_mr(bad))
+		die("ibv_dereg_mr");
 
 	/* Foreign handles: another context's PD, and another's DM. */
 	other = open_dev();

@@ -199,6 +199,12 @@ struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			 attr->length, attr->offset, e->dm_length);
 		return ERR_PTR(-EINVAL);
 	}
+	if ((attr->access_flags & IB_ACCESS_REMOTE_ATOMIC) &&
+	    ((e->dm_addr + attr->offset) & 7)) {
+		shca_dbg(sdev, "DM MR with atomic access at offset %llu, not 8-byte aligned\n",
+			 attr->offset);
+		return ERR_PTR(-EINVAL);
+	}
 	mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_DM, 0, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);

@@ -195,6 +195,13 @@ enum shca_hw_status shca_hw_dm_map(struct shca_hw *hw,
 		return SHCA_HW_BAD_INDEX;
 	if (in->dm_offset > r->length || in->length > r->length - in->dm_offset)
 		return SHCA_HW_BAD_PARAM;
+	/*
+	 * The entry is zero-based: an atomic at an aligned address of it
+	 * must be an aligned access of the memory, as atomics need.
+	 */
+	if ((in->access & SHCA_ACCESS_REMOTE_ATOMIC) &&
+	    ((in->dm_addr + in->dm_offset) & 7))
+		return SHCA_HW_BAD_PARAM;
 	atomic_inc(&r->mrs);
 	mpt->dm = r;
 	mpt->dm_kaddr = hw->dm + in->dm_addr + in->dm_offset;
