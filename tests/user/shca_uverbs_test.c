@@ -2771,7 +2771,7 @@ static int odp_cow_run(enum odp_cow_kind kind)
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
-	volatile char *mem;
+	char *mem;
 	pid_t child = 0;
 	int i, got = 0;
 	char sum = 0;
@@ -2780,7 +2780,7 @@ static int odp_cow_run(enum odp_cow_kind kind)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!pd || !cq || mem == MAP_FAILED)
 		return 2;
-	memset((char *)mem, 0x77, 64);
+	memset(mem, 0x77, 64);
 	for (i = 0; i < 64; i++)
 		sum += mem[pg + i];	/* page 1: the zero page, read only */
 	if (kind == COW_FORK_WRITE) {
@@ -2793,16 +2793,16 @@ static int odp_cow_run(enum odp_cow_kind kind)
 		if (child < 0)
 			return 2;
 	}
-	mr = ibv_reg_mr(pd, (char *)mem, 2 * pg, IBV_ACCESS_LOCAL_WRITE |
+	mr = ibv_reg_mr(pd, mem, 2 * pg, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
 	qp = mr ? new_qp(&p, cq, IBV_QPT_RC) : NULL;
 	if (!qp || connect_qp(&p, qp, qp->qp_num))
 		return 2;
 	if (kind == COW_ZERO_SEND &&
-	    post_recv(qp, mr, (char *)mem + pg, 64, 1))
+	    post_recv(qp, mr, mem + pg, 64, 1))
 		return 2;
 	if (post_send(qp, kind == COW_ZERO_SEND ? IBV_WR_SEND :
-		      IBV_WR_RDMA_WRITE, mr, (char *)mem, 64,
+		      IBV_WR_RDMA_WRITE, mr, mem, 64,
 		      (uintptr_t)mem + pg, mr->rkey, 2))
 		return 2;
 	for (i = 0; i < (kind == COW_ZERO_SEND ? 2 : 1); i++)
@@ -2812,7 +2812,7 @@ static int odp_cow_run(enum odp_cow_kind kind)
 		waitpid(child, NULL, 0);
 	}
 	if (got != (kind == COW_ZERO_SEND ? 2 : 1) ||
-	    memcmp((char *)mem, (char *)mem + pg, 64) || sum)
+	    memcmp(mem, mem + pg, 64) || sum)
 		return 1;
 	if (ibv_destroy_qp(qp) || ibv_dereg_mr(mr) || ibv_destroy_cq(cq) ||
 	    ibv_dealloc_pd(pd) || ibv_close_device(ctx))
@@ -2833,6 +2833,7 @@ static void test_odp_cow(void)
 	struct ibv_context *ctx = open_dev();
 	struct ibv_device_attr_ex attr = {};
 	int status, fds[2], rc;
+	const char *why;
 	unsigned int i;
 	pid_t pid;
 	char r;
@@ -2867,9 +2868,12 @@ static void test_odp_cow(void)
 		if (rc == 1 && read(fds[0], &r, 1) != 1)
 			r = 3;
 		close(fds[0]);
-		CHECK(rc == 1 && r == 0, cases[i].name, "%s",
-		      rc != 1 ? "no answer in time: the device is stuck" :
-		      r == 1 ? "wrong data or completion" : "setup failed");
+		why = "setup failed";
+		if (rc != 1)
+			why = "no answer in time: the device is stuck";
+		else if (r == 1)
+			why = "wrong data or completion";
+		CHECK(rc == 1 && r == 0, cases[i].name, "%s", why);
 		if (rc == 1)
 			waitpid(pid, &status, 0);
 	}

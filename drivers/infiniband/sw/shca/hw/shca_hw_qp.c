@@ -284,7 +284,7 @@ void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
 	const struct shca_hw_send_wqe *sq = qp->sq.ring;
 	u32 smask = (1U << qp->sq.log_depth) - 1;
 	u32 rmask = (1U << qp->rq.log_depth) - 1;
-	u32 sq_first = 0, sq_n = 0, rq_first = 0, rq_n = 0, i;
+	u32 sq_first = 0, sq_n = 0, rq_first = 0, rq_n = 0, pi, i;
 	bool last_wqe = false;
 	unsigned long flags;
 
@@ -292,20 +292,21 @@ void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
 	spin_lock_irqsave(&qp->lock, flags);
 	if (!qp->fenced) {
 		/*
-		 * Pairs with the driver's release: WQEs below pi are
-		 * written.  A producer index out of the ring's reach flushes
-		 * nothing, and shca_hw_qp_flush_pending() agrees.
+		 * A producer index out of the ring's reach flushes nothing,
+		 * and shca_hw_qp_flush_pending() agrees.
 		 */
 		if (qp->sq.ring) {
+			/* Pairs with the driver's release: WQEs below pi. */
+			pi = smp_load_acquire(&qp->dbrec->sq_pi);
 			sq_first = qp->sq.ci;
-			sq_n = shca_hw_wq_posted(smp_load_acquire(&qp->dbrec->sq_pi),
-						 sq_first, qp->sq.log_depth);
+			sq_n = shca_hw_wq_posted(pi, sq_first, qp->sq.log_depth);
 			qp->sq.ci += sq_n;
 		}
 		if (rq && qp->rq.ring) {
+			/* As above, for the receive queue. */
+			pi = smp_load_acquire(&qp->dbrec->rq_pi);
 			rq_first = qp->rq.ci;
-			rq_n = shca_hw_wq_posted(smp_load_acquire(&qp->dbrec->rq_pi),
-						 rq_first, qp->rq.log_depth);
+			rq_n = shca_hw_wq_posted(pi, rq_first, qp->rq.log_depth);
 			qp->rq.ci += rq_n;
 		}
 		if (rq && qp->srq && !qp->last_wqe_sent) {
