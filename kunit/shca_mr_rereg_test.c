@@ -3,9 +3,11 @@
  * KUnit: REREG_MPT, the model's rewrite of a registered MR's entry in
  * place (shca_mr_rereg).  Each way (PD, rights, translation, all three)
  * keeps the key and takes effect for the next access through it; bad
- * parameters change nothing.
+ * parameters change nothing.  A new translation waits for the accesses
+ * that took the old one, and only for those.
  */
 #include <kunit/test.h>
+#include <linux/workqueue.h>
 
 #include "shca.h"
 #include "shca_test.h"
@@ -212,10 +214,123 @@ static void shca_test_rereg_mpt_needs_a_registered_entry(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, shca_rereg_key(m->sdev, &in));
 }
 
+/**
+ * struct shca_rereg_async - a REREG_MPT of a new translation on a worker
+ * @m: the entry
+ * @in: the rewrite
+ * @work: runs it
+ * @ret: what it returned
+ * @done: completed when it returned
+ * @later: an access taken after the rewrite, held until the test ends
+ */
+struct shca_rereg_async {
+	struct shca_test_mpt *m;
+	struct shca_hw_mpt_rereg in;
+	struct work_struct work;
+	int ret;
+	struct completion done;
+	struct shca_hw_mem *later;
+};
+
+static void shca_rereg_async_fn(struct work_struct *work)
+{
+	struct shca_rereg_async *r = container_of(work, struct shca_rereg_async,
+						  work);
+
+	r->ret = shca_rereg(r->m, &r->in);
+	complete(&r->done);
+}
+
+/* Cleanup: the later access ends, then the REREG_MPT is waited for. */
+static void shca_rereg_async_end(void *arg)
+{
+	struct shca_rereg_async *r = arg;
+
+	shca_hw_mem_unhold(r->later);
+	flush_work(&r->work);
+}
+
+/*
+ * a's RDMA WRITE through the old translation is held in the mem_access
+ * window; a REREG_MPT of a new one must wait for it.  Once the rewrite is
+ * visible, an access through the new translation starts and stays in
+ * flight, as a peer streaming READs keeps one.  When the old write ends,
+ * the REREG_MPT must return, the later access still held: waiting on
+ * every reference, it waited for that one too, and a stream of them held
+ * it for ever.  Then a second rewrite while the first one waits is BUSY.
+ */
+static void shca_test_rereg_waits_only_for_the_old_translation(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	unsigned long end = jiffies + SHCA_TEST_WAIT;
+	struct shca_hw_window *win;
+	struct shca_rereg_async *r;
+	struct shca_hw *hw;
+	u32 pdn;
+	u64 *pbl;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_connect(test, a, b);
+	hw = to_shca_dev(b->dev)->hw;
+	pdn = to_shca_pd(b->pd)->pdn;
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	pbl = kunit_kzalloc(test, sizeof(*pbl), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_NOT_NULL(test, pbl);
+	r->m = shca_test_pbl_mpt(test, b, SHCA_REREG_OLD);
+	pbl[0] = b->addr + SHCA_REREG_NEW;
+	r->in = (struct shca_hw_mpt_rereg) {
+		.flags = SHCA_MPT_REREG_TRANSLATION,
+		.pbl = pbl,
+		.npages = 1,
+		.page_shift = PAGE_SHIFT,
+		.iova = pbl[0],
+		.length = PAGE_SIZE,
+	};
+	INIT_WORK(&r->work, shca_rereg_async_fn);
+	init_completion(&r->done);
+
+	/* Cleanup runs backwards: the window opens before the worker ends. */
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_rereg_async_end,
+							   r));
+	win = shca_test_window_arm(test, b->dev, SHCA_WIN_MEM_ACCESS,
+				   b->qp->qp_num);
+	memset(a->buf, 0x3c, 64);
+	KUNIT_ASSERT_EQ(test, 0, shca_test_rdma_write(a, 1, r->m->key,
+						      r->m->pbl[0], 64));
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, SHCA_TEST_WAIT));
+	queue_work(system_unbound_wq, &r->work);
+
+	/* The new translation is visible once an access through it works. */
+	while (!(r->later = shca_hw_mem_hold(hw, pdn, r->m->key, pbl[0], 64,
+					     SHCA_ACCESS_REMOTE_WRITE))) {
+		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
+				       "the new translation never showed");
+		usleep_range(50, 200);
+	}
+	KUNIT_EXPECT_FALSE(test, completion_done(&r->done));
+	/* The old translation is still in use: another rewrite waits its turn. */
+	KUNIT_EXPECT_EQ(test, -EBUSY, shca_rereg(r->m, &r->in));
+
+	shca_hw_window_release(win);
+	if (!wait_for_completion_timeout(&r->done, SHCA_TEST_WAIT))
+		KUNIT_FAIL(test, "REREG_MPT waited for an access it did not replace");
+	KUNIT_EXPECT_EQ(test, 0, r->ret);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	/* The held write finished through the page it had checked. */
+	KUNIT_EXPECT_MEMEQ(test, a->buf, b->buf + SHCA_REREG_OLD, 64);
+	shca_hw_mem_unhold(r->later);
+	r->later = NULL;
+	/* With nothing left of the old one, the next rewrite is taken. */
+	KUNIT_EXPECT_EQ(test, 0, shca_rereg(r->m, &r->in));
+}
+
 static struct kunit_case shca_mr_rereg_cases[] = {
 	KUNIT_CASE_PARAM(shca_test_rereg_mpt_each_way, shca_rereg_gen_params),
 	KUNIT_CASE_PARAM(shca_test_rereg_mpt_refused, shca_rereg_bad_gen_params),
 	KUNIT_CASE(shca_test_rereg_mpt_needs_a_registered_entry),
+	KUNIT_CASE(shca_test_rereg_waits_only_for_the_old_translation),
 	{}
 };
 

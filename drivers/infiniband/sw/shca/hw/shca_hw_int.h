@@ -146,8 +146,10 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  * @npages: pages in @pbl
  * @page_shift: log2 of the page size
  * @max_pages: the longest page list the entry takes
- * @draining: REREG_MPTs waiting out the lookups that took the old
- *	translation; while not zero, every put wakes them
+ * @trans: which of @trans_users counts the accesses that take the
+ *	translation now (0 or 1); REREG_MPT flips it when it rewrites it
+ * @trans_users: accesses in flight by translation: the current one's,
+ *	and the one a REREG_MPT replaced, which it waits out alone
  * @mws: for a region, the memory windows bound to it; each holds a
  *	reference.  FREE_MPT and REREG_MPT refuse a region with windows.
  * @dying: FREE_MPT is releasing the entry: no window binds to it
@@ -176,7 +178,8 @@ struct shca_hw_mpt {
 	u32 npages;
 	u32 page_shift;
 	u32 max_pages;
-	atomic_t draining;
+	u32 trans;
+	atomic_t trans_users[2];
 	u32 mws;
 	bool dying;
 	u32 mw_type;
@@ -705,10 +708,13 @@ static inline u32 shca_hw_key_index(u32 key)
  * @page_shift: its page size then
  * @odp: the entry's paging state, when the segment holds its pages
  *	present: an access in flight INVALIDATE_ODP waits out
+ * @trans: which of @mpt's translations the segment counts itself a user
+ *	of (struct shca_hw_mpt @trans_users)
  */
 struct shca_hw_mem_seg {
 	struct shca_hw_mpt *mpt;
 	struct shca_hw_odp *odp;
+	u32 trans;
 	u64 addr;
 	const u64 *pbl;
 	u64 iova;

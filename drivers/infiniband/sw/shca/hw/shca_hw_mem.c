@@ -9,11 +9,14 @@
  * translate through a page list; ODP entries through a page list of the
  * device's own whose pages come and go (shca_hw_odp.c).  Every access names a key and is checked
  * against the entry's protection domain, rights and bounds before a byte
- * moves.  Lookups hold a reference that FREE_MPT waits out, and that
- * REREG_MPT waits out when it changes the translation.  Memory windows
+ * moves.  Lookups hold a reference that FREE_MPT waits out; an access
+ * also counts itself a user of the translation it checked against, and
+ * REREG_MPT waits out the users of the translation it replaced, not those
+ * that came after.  Memory windows
  * (shca_hw_mw.c) are entries too: a remote key may name one, and the
  * access then goes through the window to its region.
  */
+#include <kunit/visibility.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -45,13 +48,7 @@ struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key)
  */
 void shca_hw_mpt_put(struct shca_hw_mpt *mpt)
 {
-	if (refcount_dec_and_test(&mpt->ref)) {
-		wake_up_var(&mpt->ref);
-		return;
-	}
-	/* Pairs with the barrier in shca_hw_rereg_mpt(). */
-	smp_mb();
-	if (atomic_read(&mpt->draining))
+	if (refcount_dec_and_test(&mpt->ref))
 		wake_up_var(&mpt->ref);
 }
 
@@ -182,7 +179,11 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
  * took the old translation before it keep using that page list, so a new
  * translation is not done until they are: the command waits them out,
  * with the command mutex dropped, and the driver frees the old list
- * after.  A pass held in the memory access window holds it up too.
+ * after.  Accesses that began after the rewrite count against the new
+ * translation, so a peer that keeps accessing the region cannot hold the
+ * command up.  One rewrite of the translation waits at a time: a second
+ * while the first still waits is BUSY.  A pass held in the memory access
+ * window holds it up too.
  */
 static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
 					     struct shca_hw_cmd *cmd)
@@ -191,6 +192,7 @@ static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
 	enum shca_hw_status status = SHCA_HW_OK;
 	bool trans = in->flags & SHCA_MPT_REREG_TRANSLATION;
 	struct shca_hw_mpt *mpt;
+	atomic_t *old = NULL;
 
 	if (!in->flags || (in->flags & ~SHCA_MPT_REREG_ALL) ||
 	    ((in->flags & SHCA_MPT_REREG_ACCESS) &&
@@ -210,8 +212,13 @@ static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
 	if (mpt->type != SHCA_MPT_PBL || mpt->fast_reg || !mpt->valid ||
 	    mpt->key != in->key) {
 		status = SHCA_HW_BAD_STATE;
-	} else if (mpt->mws) {
-		/* IBTA: a region with windows bound is not re-registered. */
+	} else if (mpt->mws ||
+		   (trans && atomic_read(&mpt->trans_users[!mpt->trans]))) {
+		/*
+		 * IBTA: a region with windows bound is not re-registered.
+		 * Nor is a translation replaced while the one before it is
+		 * still being waited out.
+		 */
 		status = SHCA_HW_BUSY;
 	} else {
 		if (in->flags & SHCA_MPT_REREG_PD)
@@ -225,23 +232,15 @@ static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
 			mpt->npages = in->npages;
 			mpt->max_pages = in->npages;
 			mpt->page_shift = in->page_shift;
+			old = &mpt->trans_users[mpt->trans];
+			mpt->trans = !mpt->trans;
 		}
 	}
 	spin_unlock_irq(&mpt->lock);
 	mutex_unlock(&hw->cmd_mutex);
-	if (status == SHCA_HW_OK && trans) {
-		/*
-		 * The table's reference and ours, and those of the windows
-		 * bound since (they see the new translation): no lookup in
-		 * flight.
-		 */
-		atomic_inc(&mpt->draining);
-		/* Our count before the putters' reads of it, as they drop. */
-		smp_mb__after_atomic();
-		wait_var_event(&mpt->ref, refcount_read(&mpt->ref) <=
-			       2 + READ_ONCE(mpt->mws));
-		atomic_dec(&mpt->draining);
-	}
+	/* Only the accesses that checked against the old translation. */
+	if (old)
+		wait_var_event(old, !atomic_read(old));
 	shca_hw_mpt_put(mpt);
 	return status;
 }
@@ -375,6 +374,8 @@ void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
 	lockdep_assert_held(&mpt->lock);
 	seg->mpt = mpt;
 	seg->odp = mpt->odp;
+	seg->trans = mpt->trans;
+	atomic_inc(&mpt->trans_users[seg->trans]);
 	seg->addr = addr;
 	seg->len = len;
 	seg->pbl = mpt->type == SHCA_MPT_PBL || mpt->type == SHCA_MPT_ODP ?
@@ -585,6 +586,48 @@ err:
 }
 
 /**
+ * shca_hw_mem_hold() - take a remote access as a responder does, and keep it
+ * @hw: the device that owns the memory
+ * @pdn: the protection domain the access is made in
+ * @rkey: the remote key
+ * @addr: the start address
+ * @len: bytes, not zero
+ * @access: the SHCA_ACCESS_REMOTE_* right needed
+ *
+ * For tests: an access in flight for as long as they hold it, counted
+ * against the translation it checked as a message's would be.
+ *
+ * Return: the access, to end with shca_hw_mem_unhold(), or NULL when it
+ * is not allowed.
+ */
+struct shca_hw_mem *shca_hw_mem_hold(struct shca_hw *hw, u32 pdn, u32 rkey,
+				     u64 addr, u64 len, u32 access)
+{
+	struct shca_hw_mem *mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+
+	if (mem && len &&
+	    shca_hw_mem_resolve_remote(hw, pdn, 0, access, rkey, addr, len,
+				       access, NULL, mem))
+		return mem;
+	kfree(mem);
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_mem_hold);
+
+/**
+ * shca_hw_mem_unhold() - end an access shca_hw_mem_hold() took
+ * @mem: the access, or NULL
+ */
+void shca_hw_mem_unhold(struct shca_hw_mem *mem)
+{
+	if (!mem)
+		return;
+	shca_hw_mem_release(mem);
+	kfree(mem);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_mem_unhold);
+
+/**
  * shca_hw_mem_flush() - check an RDMA FLUSH's target and carry it out
  * @hw: the device that owns the memory
  * @pdn: the responder QP's protection domain
@@ -666,10 +709,16 @@ void shca_hw_mem_release(struct shca_hw_mem *mem)
 	u32 i;
 
 	for (i = 0; i < mem->n; i++) {
-		if (mem->seg[i].odp)
-			shca_hw_odp_put(mem->seg[i].odp);
-		if (mem->seg[i].mpt)
-			shca_hw_mpt_put(mem->seg[i].mpt);
+		struct shca_hw_mem_seg *s = &mem->seg[i];
+
+		if (s->odp)
+			shca_hw_odp_put(s->odp);
+		if (!s->mpt)
+			continue;
+		/* The last user of a replaced translation frees REREG_MPT. */
+		if (atomic_dec_and_test(&s->mpt->trans_users[s->trans]))
+			wake_up_var(&s->mpt->trans_users[s->trans]);
+		shca_hw_mpt_put(s->mpt);
 	}
 	mem->n = 0;
 	mem->total = 0;

@@ -73,6 +73,12 @@ int shca_hw_injected_cmd_failure(struct shca_hw *hw);
 u64 shca_hw_cmd_count(struct shca_hw *hw, enum shca_hw_opcode opcode);
 const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw);
 
+/* The memory protection table (shca_hw_mem.c) */
+struct shca_hw_mem;
+struct shca_hw_mem *shca_hw_mem_hold(struct shca_hw *hw, u32 pdn, u32 rkey,
+				     u64 addr, u64 len, u32 access);
+void shca_hw_mem_unhold(struct shca_hw_mem *mem);
+
 /* The device memory (shca_hw_dm.c) */
 void *shca_hw_dm_ptr(struct shca_hw *hw, u64 addr, u64 len);
 
