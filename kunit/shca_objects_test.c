@@ -119,8 +119,6 @@ struct shca_bad_qp {
 	  .max_recv_sge = rs, .max_inline_data = il }
 
 static const struct shca_bad_qp shca_bad_qps[] = {
-	{ "no_send_wr", IB_QPT_RC, SHCA_CAP(0, 8, 1, 1, 0), 0, -EINVAL },
-	{ "no_recv_wr", IB_QPT_RC, SHCA_CAP(8, 0, 1, 1, 0), 0, -EINVAL },
 	{ "send_wr_over_max", IB_QPT_RC, SHCA_CAP(1 << 15, 8, 1, 1, 0), 0,
 	  -EINVAL },
 	{ "send_sge_over_max", IB_QPT_UC, SHCA_CAP(8, 8, 17, 1, 0), 0,
@@ -162,6 +160,39 @@ static void shca_test_create_qp_refused(struct kunit *test)
 	if (!IS_ERR(qp))
 		ib_destroy_qp(qp);
 	KUNIT_EXPECT_EQ(test, p->err, PTR_ERR_OR_ZERO(qp));
+}
+
+/*
+ * IBTA lets a QP ask for no send or no receive work requests: it gets the
+ * smallest ring, and its caps say how many it may post.
+ */
+static void shca_test_qp_of_no_send_or_receive_wr_is_created(struct kunit *test)
+{
+	static const struct ib_qp_cap caps[] = {
+		SHCA_CAP(0, 8, 1, 1, 0), SHCA_CAP(8, 0, 1, 1, 0),
+		SHCA_CAP(0, 0, 0, 0, 0),
+	};
+	struct shca_tq *a = shca_test_tq_new(test);
+	struct ib_qp_init_attr init = {};
+	struct ib_device *da, *db;
+	struct ib_qp *qp;
+	int i;
+
+	shca_test_devices(test, false, &da, &db);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	for (i = 0; i < ARRAY_SIZE(caps); i++) {
+		init.qp_type = IB_QPT_RC;
+		init.cap = caps[i];
+		init.send_cq = a->cq;
+		init.recv_cq = a->cq;
+		qp = ib_create_qp(a->pd, &init);
+		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "caps %d: %pe", i, qp);
+		KUNIT_EXPECT_GE(test, init.cap.max_send_wr, caps[i].max_send_wr);
+		KUNIT_EXPECT_GE(test, init.cap.max_recv_wr, caps[i].max_recv_wr);
+		KUNIT_EXPECT_NE(test, 0U, init.cap.max_send_wr);
+		KUNIT_EXPECT_NE(test, 0U, init.cap.max_recv_wr);
+		KUNIT_EXPECT_EQ(test, 0, ib_destroy_qp(qp));
+	}
 }
 
 static void shca_test_ib_mad_brings_gsi_qp_to_rts(struct kunit *test)
@@ -339,6 +370,7 @@ static struct kunit_case shca_objects_cases[] = {
 	KUNIT_CASE(shca_test_illegal_modify_refused_and_changes_nothing),
 	KUNIT_CASE(shca_test_reset_leaves_no_stale_completion),
 	KUNIT_CASE_PARAM(shca_test_create_qp_refused, shca_bad_qp_gen_params),
+	KUNIT_CASE(shca_test_qp_of_no_send_or_receive_wr_is_created),
 	KUNIT_CASE(shca_test_ib_mad_brings_gsi_qp_to_rts),
 	KUNIT_CASE(shca_test_freed_qpn_is_not_the_next_one),
 	KUNIT_CASE(shca_test_query_ah_returns_what_was_set),

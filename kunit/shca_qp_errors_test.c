@@ -320,6 +320,63 @@ static void shca_test_ud_wrong_qkey_dropped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(b->cq, 1, &wc));
 }
 
+/*
+ * A datagram longer than the receive WQE is dropped and counted, and the
+ * WQE stays for the next datagram.  That one's GRH carries the traffic
+ * class and flow label of the sender's address handle.
+ */
+static void shca_test_ud_datagram_too_long_leaves_the_receive(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct rdma_ah_attr av;
+	struct ib_sge sge;
+	struct ib_ud_wr wr = {};
+	struct ib_wc wc;
+	u64 dropped;
+	__be32 vtf;
+
+	shca_test_pair(test, a, b, IB_QPT_UD, 8);
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, shca_ktest_av(a->dev, b->dev, &av));
+	rdma_ah_set_grh(&av, &av.grh.dgid, 0x12345, SHCA_TEST_SGID, 64, 0xfc);
+	rdma_destroy_ah(a->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	a->ah = rdma_create_ah(a->pd, &av, RDMA_CREATE_AH_SLEEPABLE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a->ah));
+	/* Room for the GRH and 24 bytes. */
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 9, 0, 64));
+	sge = (struct ib_sge){ .addr = a->addr, .length = 100, .lkey = a->lkey };
+	wr.wr.opcode = IB_WR_SEND;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.ah = a->ah;
+	wr.remote_qpn = b->qp->qp_num;
+	wr.remote_qkey = SHCA_TEST_QKEY;
+	dropped = shca_test_counter(a->dev, SHCA_CNT_DROPPED);
+	wr.wr.wr_id = 1;
+	KUNIT_ASSERT_EQ(test, 0, ib_post_send(a->qp, &wr.wr, NULL));
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	KUNIT_EXPECT_EQ(test, dropped + 1,
+			shca_test_counter(a->dev, SHCA_CNT_DROPPED));
+	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(b->cq, 1, &wc));
+
+	/* The receive takes the next datagram that fits. */
+	memset(b->buf, 0, 64);
+	sge.length = 24;
+	wr.wr.wr_id = 2;
+	KUNIT_ASSERT_EQ(test, 0, ib_post_send(a->qp, &wr.wr, NULL));
+	shca_test_expect(test, a, IB_WC_SUCCESS, 2);
+	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(b, &wc, 1));
+	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc.status);
+	KUNIT_EXPECT_EQ(test, 9ULL, wc.wr_id);
+	KUNIT_EXPECT_EQ(test, 40U + 24, wc.byte_len);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_GRH);
+	/* An IPv6 header: version, traffic class, flow label. */
+	memcpy(&vtf, b->buf, sizeof(vtf));
+	KUNIT_EXPECT_EQ(test, 6U << 28 | 0xfcU << 20 | 0x12345,
+			be32_to_cpu(vtf));
+}
+
 static void shca_test_cq_overflow_raises_cq_err(struct kunit *test)
 {
 	struct ib_device *da, *db;
@@ -377,6 +434,7 @@ static struct kunit_case shca_qp_errors_cases[] = {
 	KUNIT_CASE(shca_test_atomic_needs_alignment_and_the_right),
 	KUNIT_CASE(shca_test_fenced_send_waits_for_the_read),
 	KUNIT_CASE(shca_test_ud_wrong_qkey_dropped),
+	KUNIT_CASE(shca_test_ud_datagram_too_long_leaves_the_receive),
 	KUNIT_CASE(shca_test_cq_overflow_raises_cq_err),
 	KUNIT_CASE(shca_test_sqd_raises_sq_drained_and_resumes),
 	{}

@@ -60,6 +60,66 @@ static void shca_test_srq_shared_by_two_qps(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, b2->qp, wc[0].qp);
 }
 
+/*
+ * IBTA lets a QP receive from an SRQ of another protection domain: the
+ * receive WQEs are checked against the SRQ's, remote accesses against the
+ * QP's.
+ */
+static void shca_test_srq_of_another_pd_checks_receives_against_its_own(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct ib_sge sge = { .length = 64 };
+	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+		.port_num = 1,
+	};
+	struct ib_device *da, *db;
+	struct shca_test_srq *s;
+	struct ib_qp *qp;
+	int err;
+
+	shca_test_devices(test, true, &da, &db);
+	s = shca_test_srq_new(test, db, 8, 0, 1);
+	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
+	/* b's own PD, CQ and buffer, with a QP on the SRQ in its place. */
+	shca_test_tq_init(test, b, db, IB_QPT_RC, NULL, 16, 8);
+	KUNIT_ASSERT_PTR_NE(test, b->pd, s->pd);
+	init.srq = s->srq;
+	init.send_cq = b->cq;
+	init.recv_cq = b->cq;
+	qp = ib_create_qp(b->pd, &init);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "create_qp: %pe", qp);
+	KUNIT_ASSERT_EQ(test, 0, ib_destroy_qp(b->qp));
+	b->qp = qp;
+	shca_test_connect(test, a, b);
+
+	/* A receive in the SRQ's PD takes a SEND. */
+	sge.addr = b->addr;
+	sge.lkey = s->pd->local_dma_lkey;
+	rwr.wr_id = 100;
+	KUNIT_ASSERT_EQ(test, 0, ib_post_srq_recv(s->srq, &rwr, NULL));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 32, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 100);
+
+	/* The QP's own PD grants the remote access. */
+	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 2, 0, 64, 32, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_SUCCESS, 2);
+
+	/* A receive naming the QP's PD, not the SRQ's, is refused. */
+	sge.lkey = b->pd->local_dma_lkey;
+	rwr.wr_id = 101;
+	KUNIT_ASSERT_EQ(test, 0, ib_post_srq_recv(s->srq, &rwr, NULL));
+	err = shca_test_post_send(a, b, IB_WR_SEND, 3, 0, 0, 32, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_REM_OP_ERR, 3);
+	shca_test_expect(test, b, IB_WC_LOC_PROT_ERR, 101);
+}
+
 static void shca_test_srq_full_and_recycled(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
@@ -358,6 +418,7 @@ static void shca_test_srq_qp_error_raises_last_wqe_reached(struct kunit *test)
 
 static struct kunit_case shca_srq_cases[] = {
 	KUNIT_CASE(shca_test_srq_shared_by_two_qps),
+	KUNIT_CASE(shca_test_srq_of_another_pd_checks_receives_against_its_own),
 	KUNIT_CASE(shca_test_srq_full_and_recycled),
 	KUNIT_CASE(shca_test_srq_limit_fires_once_and_disarms),
 	KUNIT_CASE(shca_test_srq_event_of_a_destroyed_srq_reaches_no_new_one),

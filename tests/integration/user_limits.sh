@@ -4,7 +4,8 @@
 # module parameters, each described by modinfo.  Loaded with small ones,
 # the device reports them, and a process creating QPs and CQs until the
 # device refuses gets ENOMEM exactly at the limit (the device's own GSI
-# objects included), and the device still carries traffic afterwards.
+# objects included), address handles up to max_ah, and the device
+# still carries traffic afterwards.
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core
@@ -12,7 +13,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 [ -x "$t" ] || fail "no $t; run scripts/build-user.sh"
 ko=$SHCA_BUILD/drivers/infiniband/sw/shca/shca.ko
 
-for p in max_qp max_qp_wr max_cq max_cqe max_srq; do
+for p in max_qp max_qp_wr max_cq max_cqe max_srq max_ah; do
 	grep -q "^$p:[^:]*[a-z].*(uint)$" <<<"$(modinfo -F parm "$ko")" ||
 		fail "modinfo does not describe $p: $(modinfo -F parm "$ko")"
 done
@@ -20,12 +21,12 @@ done
 	fail "max_cq defaults to $(cat /sys/module/shca/parameters/max_cq)"
 
 rmmod shca
-insmod "$ko" max_qp=24 max_cq=12 max_cqe=1023 max_srq=3
+insmod "$ko" max_qp=24 max_cq=12 max_cqe=1023 max_srq=3 max_ah=20
 [ "$(cat /sys/module/shca/parameters/max_qp)" = 24 ] || fail "max_qp not set"
 two_devices
 caps=$(ibv_devinfo -v -d shca0)
 for want in 'max_qp:\s*24$' 'max_cq:\s*12$' 'max_cqe:\s*1023$' \
-	'max_srq:\s*3$'; do
+	'max_srq:\s*3$' 'max_ah:\s*20$'; do
 	grep -qP "^\s*$want" <<<"$caps" || fail "ibv_devinfo lacks $want"
 done
 
@@ -34,8 +35,10 @@ cqs=$(rdma res show cq dev shca0 | grep -c '^dev shca0 ' || true)
 out=$SHCA_OUT/uverbs-limits.txt
 timeout 120 "$t" shca0 limits > "$out" 2>&1 || fail "$(grep -v '^ok' "$out")"
 cat "$out"
-read -r _ nq nc < <(grep '^limits ' "$out")
+read -r _ nq nc na < <(grep '^limits ' "$out")
 [ $((nq + qps)) -eq 24 ] || fail "$nq QPs beside the device's $qps; max_qp is 24"
 [ $((nc + cqs)) -eq 12 ] || fail "$nc CQs beside the device's $cqs; max_cq is 12"
+# The kernel holds no address handle while nothing sends a MAD.
+[ "$na" -eq 20 ] || fail "$na AHs; max_ah is 20"
 grep -q '^ok limits_device_works_after$' "$out" || fail "no traffic afterwards"
 echo ok

@@ -3410,9 +3410,14 @@ static void test_limits(void)
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct ibv_ah_attr aha = {
+		.is_global = 1, .port_num = 1, .grh.sgid_index = GIDX,
+		.grh.hop_limit = 64,
+	};
 	static struct ibv_qp *qps[LIMIT_MAX];
 	static struct ibv_cq *cqs[LIMIT_MAX];
-	int nq, nc, qerr, cerr, i;
+	static struct ibv_ah *ahs[LIMIT_MAX];
+	int nq, nc, na, qerr, cerr, aerr, i;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 
@@ -3436,12 +3441,36 @@ static void test_limits(void)
 			break;
 	}
 	cerr = errno;
+	if (ibv_query_gid(ctx, 1, GIDX, &aha.grh.dgid))
+		die("ibv_query_gid");
+	errno = 0;
+	for (na = 0; na < LIMIT_MAX; na++) {
+		ahs[na] = ibv_create_ah(pd, &aha);
+		if (!ahs[na])
+			break;
+	}
+	aerr = errno;
+	CHECK(na < LIMIT_MAX && aerr == ENOMEM, "limits_ah_enomem",
+	      "%d AHs, then %s", na, strerror(aerr));
+	/* One freed is one more to create. */
+	if (na) {
+		if (ibv_destroy_ah(ahs[na - 1]))
+			die("ibv_destroy_ah");
+		ahs[na - 1] = ibv_create_ah(pd, &aha);
+		CHECK(ahs[na - 1], "limits_ah_freed_is_reusable", "%s",
+		      strerror(errno));
+		if (!ahs[na - 1])
+			na--;
+	}
 	CHECK(nq < LIMIT_MAX && qerr == ENOMEM, "limits_qp_enomem",
 	      "%d QPs, then %s", nq, strerror(qerr));
 	CHECK(nc < LIMIT_MAX && cerr == ENOMEM, "limits_cq_enomem",
 	      "%d CQs, then %s", nc, strerror(cerr));
 	/* The CQ made first counts: it is one of the device's CQs. */
-	printf("limits %d %d\n", nq, nc + 1);
+	printf("limits %d %d %d\n", nq, nc + 1, na);
+	for (i = 0; i < na; i++)
+		if (ibv_destroy_ah(ahs[i]))
+			die("ibv_destroy_ah");
 	for (i = 0; i < nq; i++)
 		if (ibv_destroy_qp(qps[i]))
 			die("ibv_destroy_qp");

@@ -88,6 +88,7 @@ enum shca_drv_counter {
  * @odp_mrs: ODP MRs by MPT index, for the page fault handler and prefetch
  * @odp_mutex: a prefetch holds it, so an ODP MR it found stays; a dereg
  *	takes it to remove the MR from @odp_mrs
+ * @nr_ah: address handles that exist; never more than @caps.max_ah
  */
 struct shca_dev {
 	struct ib_device ibdev;
@@ -112,6 +113,7 @@ struct shca_dev {
 	atomic64_t drv_counters[SHCA_DRV_CNT_NUM];
 	struct xarray odp_mrs;
 	struct mutex odp_mutex;	/* holds ODP MRs found for a prefetch */
+	atomic_t nr_ah;
 };
 
 /**

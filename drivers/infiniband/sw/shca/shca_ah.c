@@ -33,9 +33,11 @@ void shca_av_from_ah_attr(struct shca_hw_av *av,
  * @init: the address
  * @udata: must carry nothing
  *
- * Never sleeps.
+ * Never sleeps.  The device has no AH table, but it keeps the count it
+ * advertises: max_ah address handles at a time.
  *
- * Return: 0, or -EINVAL for an address without a GRH.
+ * Return: 0, -EINVAL for an address without a GRH, or -ENOMEM when the
+ * device has max_ah already.
  */
 int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		   struct ib_udata *udata)
@@ -49,6 +51,10 @@ int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	if (!(rdma_ah_get_ah_flags(init->ah_attr) & IB_AH_GRH)) {
 		shca_dbg(sdev, "RoCE address handle without a GRH\n");
 		return -EINVAL;
+	}
+	if (!atomic_add_unless(&sdev->nr_ah, 1, sdev->caps.max_ah)) {
+		shca_dbg(sdev, "already %u address handles\n", sdev->caps.max_ah);
+		return -ENOMEM;
 	}
 	shca_av_from_ah_attr(&to_shca_ah(ibah)->av, init->ah_attr);
 	return 0;
@@ -84,5 +90,6 @@ int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
  */
 int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	atomic_dec(&to_shca_dev(ibah->device)->nr_ah);
 	return 0;
 }

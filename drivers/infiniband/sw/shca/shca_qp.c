@@ -65,11 +65,15 @@ static int shca_qp_check_caps(struct shca_dev *sdev,
 		shca_dbg(sdev, "an XRC initiator QP receives nothing: no receive CQ or SRQ\n");
 		return -EINVAL;
 	}
-	if (!cap->max_send_wr || cap->max_send_wr > c->max_qp_wr ||
+	/*
+	 * A queue of no work requests is allowed (a receive-only or a
+	 * send-only QP); it gets the smallest ring, and the QP's caps say so.
+	 */
+	if (cap->max_send_wr > c->max_qp_wr ||
 	    cap->max_send_sge > c->max_send_sge ||
 	    cap->max_inline_data > c->max_inline_data ||
 	    (!init->srq && init->qp_type != IB_QPT_XRC_INI &&
-	     (!cap->max_recv_wr || cap->max_recv_wr > c->max_qp_wr ||
+	     (cap->max_recv_wr > c->max_qp_wr ||
 	      cap->max_recv_sge > c->max_recv_sge))) {
 		shca_dbg(sdev, "QP caps out of range (wr %u/%u sge %u/%u inline %u)\n",
 			 cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,

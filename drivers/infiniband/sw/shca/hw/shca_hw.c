@@ -59,6 +59,10 @@ static unsigned int max_srq = 256;
 module_param(max_srq, uint, 0444);
 MODULE_PARM_DESC(max_srq, "SRQs per device (1..4096, default 256)");
 
+static unsigned int max_ah = 1 << 16;
+module_param(max_ah, uint, 0444);
+MODULE_PARM_DESC(max_ah, "address handles per device (1..65536, default 65536)");
+
 /* The one table of what the device can do; the parameters above adjust it. */
 static const struct shca_hw_caps shca_hw_default_caps = {
 	.max_mr_size			= 1ULL << 40,
@@ -209,6 +213,7 @@ static void shca_hw_caps_init(struct shca_hw_caps *caps)
 	caps->max_cq = clamp(READ_ONCE(max_cq), 1U, d->max_cq);
 	caps->max_cqe = clamp(READ_ONCE(max_cqe), 1U, d->max_cqe);
 	caps->max_srq = clamp(READ_ONCE(max_srq), 1U, d->max_srq);
+	caps->max_ah = clamp(READ_ONCE(max_ah), 1U, d->max_ah);
 }
 
 /**

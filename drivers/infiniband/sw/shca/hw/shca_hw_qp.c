@@ -208,9 +208,12 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	if (in->type == SHCA_QPT_XRC_TGT ? !qp->xrcd :
 	    !qp->scq || (in->type != SHCA_QPT_XRC_INI && !qp->rcq))
 		goto err;
-	/* An XRC SRQ takes messages from XRC target QPs only. */
-	if ((in->srqn && !qp->srq) ||
-	    (qp->srq && (qp->srq->pdn != qp->pdn || qp->srq->xrcd)))
+	/*
+	 * An XRC SRQ takes messages from XRC target QPs only.  Another SRQ
+	 * may be of another protection domain than the QP: IBTA checks the
+	 * receive WQEs against the SRQ's, and the rest against the QP's.
+	 */
+	if ((in->srqn && !qp->srq) || (qp->srq && qp->srq->xrcd))
 		goto err;
 
 	/* Reserve the number first: lookups find nothing until it is live. */

@@ -176,7 +176,10 @@ again:
 		cqe.status = SHCA_CQE_LOC_QP_OP_ERR;
 		reply = SHCA_CQE_REM_OP_ERR;
 	} else {
-		cqe.status = shca_hw_mem_resolve(qp->hw, m->pdn, rwqe.sge,
+		/* An SRQ's receive WQEs are its protection domain's. */
+		cqe.status = shca_hw_mem_resolve(qp->hw,
+						 m->srq ? m->srq->pdn : m->pdn,
+						 rwqe.sge,
 						 rwqe.num_sge,
 						 SHCA_ACCESS_LOCAL_WRITE,
 						 &m->defer, &dst);
@@ -185,6 +188,17 @@ again:
 			return SHCA_CQE_OK;
 		if (cqe.status != SHCA_CQE_OK)
 			reply = SHCA_CQE_REM_OP_ERR;
+	}
+	/*
+	 * A datagram longer than the receive WQE is dropped, and the WQE
+	 * stays for the next one: a UD receive fails only for its own sake.
+	 */
+	need = (ud ? SHCA_HW_GRH_LEN : 0) + (payload ? m->len : 0);
+	if (ud && cqe.status == SHCA_CQE_OK && need > dst.total) {
+		shca_hw_mem_release(&dst);
+		shca_hw_count(qp->hw, SHCA_CNT_LEN_ERR);
+		shca_hw_count(qp->hw, SHCA_CNT_DROPPED);
+		return SHCA_CQE_OK;
 	}
 	/* From here the WQE is the message's, and completes. */
 	if (!shca_hw_take_recv(qp, m, ci)) {
@@ -214,7 +228,6 @@ again:
 	if (cqe.status != SHCA_CQE_OK)
 		goto complete;
 
-	need = (ud ? SHCA_HW_GRH_LEN : 0) + (payload ? m->len : 0);
 	if (need > dst.total) {
 		shca_hw_count(qp->hw, SHCA_CNT_LEN_ERR);
 		cqe.status = SHCA_CQE_LOC_LEN_ERR;
