@@ -214,6 +214,9 @@ static struct shca_test_mpt *shca_mw_setup(struct kunit *test,
  *	have (the MR's MW bind bit, which no SHCA_BIND_* is)
  * @SHCA_MW_BIND_MR_IS_WINDOW: the "region" is another window
  * @SHCA_MW_BIND_REBIND_TYPE2: a bound type 2 window, bound again
+ * @SHCA_MW_BIND_ANY_VARIANT: as @SHCA_MW_BIND_STALE_KEY; wrong for a type
+ *	1 window, right for a type 2 one that is not bound
+ * @SHCA_MW_BIND_ZERO_BASED: a zero-based bind; wrong for a type 1 window
  */
 enum shca_mw_bind_case {
 	SHCA_MW_BIND_OK,
@@ -227,6 +230,8 @@ enum shca_mw_bind_case {
 	SHCA_MW_BIND_BAD_RIGHTS,
 	SHCA_MW_BIND_MR_IS_WINDOW,
 	SHCA_MW_BIND_REBIND_TYPE2,
+	SHCA_MW_BIND_ANY_VARIANT,
+	SHCA_MW_BIND_ZERO_BASED,
 };
 
 struct shca_mw_bind_param {
@@ -252,6 +257,11 @@ static const struct shca_mw_bind_param shca_mw_bind_params[] = {
 	{ "type2_bad_rights", SHCA_MW_TYPE_2, SHCA_MW_BIND_BAD_RIGHTS },
 	{ "type2_mr_is_window", SHCA_MW_TYPE_2, SHCA_MW_BIND_MR_IS_WINDOW },
 	{ "type2_rebind_bound", SHCA_MW_TYPE_2, SHCA_MW_BIND_REBIND_TYPE2 },
+	/* An unbound type 2 window is named by its index alone. */
+	{ "type2_unbound_any_variant", SHCA_MW_TYPE_2,
+	  SHCA_MW_BIND_ANY_VARIANT },
+	{ "type1_zero_based", SHCA_MW_TYPE_1, SHCA_MW_BIND_ZERO_BASED },
+	{ "type2_zero_based", SHCA_MW_TYPE_2, SHCA_MW_BIND_ZERO_BASED },
 };
 
 static void shca_mw_bind_desc(const struct shca_mw_bind_param *p, char *desc)
@@ -275,8 +285,11 @@ static void shca_test_mw_bind_checks(struct kunit *test)
 	struct shca_mw_win *w, *other;
 	struct shca_test_mpt *m;
 	u32 mw_key, new_key, mr_key, probe;
-	u64 addr, len = PAGE_SIZE;
-	bool ok = p->c == SHCA_MW_BIND_OK;
+	u64 addr, base, len = PAGE_SIZE;
+	bool ok = p->c == SHCA_MW_BIND_OK ||
+		  (p->type == SHCA_MW_TYPE_2 &&
+		   (p->c == SHCA_MW_BIND_ANY_VARIANT ||
+		    p->c == SHCA_MW_BIND_ZERO_BASED));
 
 	if (p->c == SHCA_MW_BIND_NO_MW_BIND)
 		mr_access &= ~SHCA_ACCESS_MW_BIND;
@@ -300,7 +313,11 @@ static void shca_test_mw_bind_checks(struct kunit *test)
 		new_key = m->key;
 		break;
 	case SHCA_MW_BIND_STALE_KEY:
+	case SHCA_MW_BIND_ANY_VARIANT:
 		mw_key = shca_mw_variant(w->key, (w->key & 0xff) ^ 1);
+		break;
+	case SHCA_MW_BIND_ZERO_BASED:
+		access |= SHCA_BIND_ZERO_BASED;
 		break;
 	case SHCA_MW_BIND_BAD_RIGHTS:
 		access |= SHCA_ACCESS_MW_BIND;
@@ -340,7 +357,9 @@ static void shca_test_mw_bind_checks(struct kunit *test)
 		m->freed = true;
 		return;
 	}
-	shca_mw_write_expect(test, a, new_key, m->pbl[0] + PAGE_SIZE - 64,
+	/* A zero-based window's addresses start at 0. */
+	base = p->c == SHCA_MW_BIND_ZERO_BASED ? 0 : m->pbl[0];
+	shca_mw_write_expect(test, a, new_key, base + PAGE_SIZE - 64,
 			     IB_WC_SUCCESS);
 	KUNIT_EXPECT_MEMEQ(test, a->buf, b->buf + SHCA_MW_OFF + PAGE_SIZE - 64,
 			   64);

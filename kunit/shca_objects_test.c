@@ -293,7 +293,7 @@ static void shca_test_fast_reg_mr_maps_at_most_its_pages(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ib_dereg_mr(mr));
 }
 
-static void shca_test_user_mr_of_bad_length_refused(struct kunit *test)
+static void shca_test_user_mr_of_no_bytes_taken_too_long_refused(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test);
 	struct ib_device *da, *db;
@@ -301,10 +301,15 @@ static void shca_test_user_mr_of_bad_length_refused(struct kunit *test)
 
 	shca_test_devices(test, false, &da, &db);
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
-	/* Refused before any page is pinned. */
+	/* Zero bytes: IBTA allows it, and nothing is pinned. */
 	mr = da->ops.reg_user_mr(a->pd, 0x10000, 0, 0x10000,
 				 IB_ACCESS_LOCAL_WRITE, NULL);
-	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(mr));
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mr), "%pe", mr);
+	KUNIT_EXPECT_NULL(test, to_shca_mr(mr)->umem);
+	mr->device = da;
+	mr->pd = a->pd;
+	KUNIT_EXPECT_EQ(test, 0, da->ops.dereg_mr(mr, NULL));
+	/* Refused before any page is pinned. */
 	mr = da->ops.reg_user_mr(a->pd, 0x10000, da->attrs.max_mr_size + 1,
 				 0x10000, IB_ACCESS_LOCAL_WRITE, NULL);
 	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(mr));
@@ -375,7 +380,7 @@ static struct kunit_case shca_objects_cases[] = {
 	KUNIT_CASE(shca_test_freed_qpn_is_not_the_next_one),
 	KUNIT_CASE(shca_test_query_ah_returns_what_was_set),
 	KUNIT_CASE(shca_test_fast_reg_mr_maps_at_most_its_pages),
-	KUNIT_CASE(shca_test_user_mr_of_bad_length_refused),
+	KUNIT_CASE(shca_test_user_mr_of_no_bytes_taken_too_long_refused),
 	KUNIT_CASE(shca_test_port_netdev_is_the_bound_netdev),
 	{}
 };

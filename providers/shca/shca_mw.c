@@ -56,6 +56,8 @@ static int shca_bind_access(unsigned int flags)
 		{ IBV_ACCESS_FLUSH_PERSISTENT, SHCA_BIND_FLUSH_PERSISTENT },
 		/* The model places every access in order. */
 		{ IBV_ACCESS_RELAXED_ORDERING, 0 },
+		/* The device refuses it for a type 1 window. */
+		{ IBV_ACCESS_ZERO_BASED, SHCA_BIND_ZERO_BASED },
 	};
 	uint32_t hw = 0;
 	size_t i;

@@ -58,6 +58,13 @@
  *   shca_uverbs_test DEV odp_cow    an ODP MR's own pages copied into
  *                                   each other through a self-connected
  *                                   QP, the target copy-on-write
+ *   shca_uverbs_test DEV conform    what IBTA allows: regions at an iova
+ *                                   of their own and zero-based, type 2
+ *                                   windows zero-based and bound again
+ *                                   with the consumer's key, a read-only
+ *                                   window, a zero-length MR, local
+ *                                   checks before remote ones, a UD
+ *                                   datagram's traffic class in its GRH
  *
  * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
  * "ok NAME" or "not ok NAME # why"; the exit status is 1 if any failed,
@@ -1228,6 +1235,301 @@ static void test_mw(void)
 	free(rbuf);
 	pair_close(&p);
 	traffic_ok("mw_traffic_after");
+}
+
+/* --- conformance: what IBTA allows that a careful reading might refuse -- */
+
+/* An RDMA WRITE of 64 bytes through @rkey at @raddr lands at @where. */
+static void conform_write(struct pair *p, uint32_t rkey, uint64_t raddr,
+			  char *where, const char *name)
+{
+	struct ibv_wc wc;
+	int n;
+
+	memset(where, 0, 64);
+	memset(p->buf, 0x3c, 64);
+	post_send(p->a, IBV_WR_RDMA_WRITE, p->mr, p->buf, 64, raddr, rkey, 1);
+	n = poll_one(p->cq, &wc);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      !memcmp(where, p->buf, 64), name, "n %d status %s", n,
+	      n ? ibv_wc_status_str(wc.status) : "-");
+	if (n == 1 && wc.status != IBV_WC_SUCCESS)
+		mw_reconnect(p);
+}
+
+/* Regions addressed by an iova of their own, zero-based ones among them. */
+static void conform_iova(struct pair *p, char *rbuf)
+{
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ;
+	static const struct {
+		const char *name;
+		uint64_t iova;
+	} c[] = {
+		{ "conform_iova_mr_write", 0x7f0000000000ULL },
+		{ "conform_zero_based_mr_write", 0 },
+	};
+	struct ibv_mr *mr;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		mr = ibv_reg_mr_iova(p->pd, rbuf, 8192, c[i].iova, acc);
+		if (!mr) {
+			CHECK(0, c[i].name, "ibv_reg_mr_iova: %s",
+			      strerror(errno));
+			continue;
+		}
+		/* The second page, 100 bytes in. */
+		conform_write(p, mr->rkey, c[i].iova + 4196, rbuf + 4196,
+			      c[i].name);
+		if (ibv_dereg_mr(mr))
+			die("ibv_dereg_mr");
+	}
+}
+
+/*
+ * Type 2 windows: zero-based, and bound again after an invalidation with
+ * the key the consumer chose, while the ibv_mw still holds the key it was
+ * allocated with (libibverbs changes it for ibv_bind_mw() alone).  Remote
+ * read through a window needs only MW_BIND on its region.
+ */
+static void conform_mw(struct pair *p, char *rbuf)
+{
+	const unsigned int rw = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	struct ibv_send_wr inv = {
+		.wr_id = 3, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_mr *mr, *ro;
+	uint32_t key, key2;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	int ret, n;
+
+	mr = ibv_reg_mr(p->pd, rbuf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_MW_BIND);
+	ro = ibv_reg_mr(p->pd, rbuf + 4096, 4096, IBV_ACCESS_MW_BIND);
+	mw = ibv_alloc_mw(p->pd, IBV_MW_TYPE_2);
+	if (!mr || !ro || !mw)
+		die("conform mw resources");
+	key = ibv_inc_rkey(mw->rkey);
+	ret = mw_post_bind(p->b, mw, key, mr, rbuf + 1024, 1024,
+			   rw | IBV_ACCESS_ZERO_BASED, 2);
+	CHECK(!ret, "conform_mw_zero_based_bind_posted", "%s", strerror(ret));
+	mw_expect(p->cq, IBV_WC_SUCCESS, 2, "conform_mw_zero_based_bind");
+	conform_write(p, key, 64, rbuf + 1024 + 64,
+		      "conform_mw_zero_based_write");
+
+	inv.invalidate_rkey = key;
+	ret = ibv_post_send(p->b, &inv, &bad);
+	CHECK(!ret, "conform_mw_local_inv_posted", "%s", strerror(ret));
+	mw_expect(p->cq, IBV_WC_SUCCESS, 3, "conform_mw_local_inv");
+	key2 = ibv_inc_rkey(key);
+	ret = mw_post_bind(p->b, mw, key2, mr, rbuf, 4096, rw, 4);
+	CHECK(!ret, "conform_mw_rebind_posted", "%s", strerror(ret));
+	mw_expect(p->cq, IBV_WC_SUCCESS, 4, "conform_mw_rebind_consumer_key");
+	conform_write(p, key2, (uintptr_t)rbuf + 512, rbuf + 512,
+		      "conform_mw_rebound_write");
+	post_send(p->a, IBV_WR_RDMA_WRITE, p->mr, p->buf, 64,
+		  (uintptr_t)rbuf + 512, key, 5);
+	mw_expect(p->cq, IBV_WC_REM_ACCESS_ERR, 5, "conform_mw_old_key_refused");
+	mw_reconnect(p);
+
+	/* Read-only window over a region with MW_BIND alone. */
+	inv.wr_id = 6;
+	inv.invalidate_rkey = key2;
+	ret = ibv_post_send(p->b, &inv, &bad);
+	mw_expect(p->cq, IBV_WC_SUCCESS, 6, "conform_mw_local_inv_again");
+	key = ibv_inc_rkey(key2);
+	ret = mw_post_bind(p->b, mw, key, ro, rbuf + 4096, 4096,
+			   IBV_ACCESS_REMOTE_READ, 7);
+	mw_expect(p->cq, IBV_WC_SUCCESS, 7, "conform_mw_read_only_bind");
+	memset(rbuf + 4096, 0x7e, 64);
+	post_send(p->a, IBV_WR_RDMA_READ, p->mr, p->buf + 256, 64,
+		  (uintptr_t)rbuf + 4096, key, 8);
+	n = poll_one(p->cq, &wc);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      !memcmp(p->buf + 256, rbuf + 4096, 64), "conform_mw_read_only_read",
+	      "n %d status %s", n, n ? ibv_wc_status_str(wc.status) : "-");
+	if (ibv_dealloc_mw(mw) || ibv_dereg_mr(mr) || ibv_dereg_mr(ro))
+		die("conform mw teardown");
+}
+
+/* A zero-length region, and zero-byte operations through it. */
+static void conform_zero_length_mr(struct pair *p, char *rbuf)
+{
+	struct ibv_sge sge = { (uintptr_t)rbuf, 0, 0 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 20, .sg_list = &sge,
+				   .num_sge = 1 }, *rbad;
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND,
+	};
+	struct ibv_wc wc;
+	struct ibv_mr *mr;
+	int i, n, ok = 1;
+
+	mr = ibv_reg_mr(p->pd, rbuf, 0, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	CHECK(mr, "conform_zero_length_mr", "%s", strerror(errno));
+	if (!mr)
+		return;
+	CHECK(mr->length == 0, "conform_zero_length_mr_length", "%zu",
+	      mr->length);
+	sge.lkey = mr->lkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)rbuf;
+	wr.wr.rdma.rkey = mr->rkey;
+	if (ibv_post_recv(p->b, &rwr, &rbad))
+		die("conform post_recv");
+	for (i = 0; i < (int)ARRAY_SIZE(ops); i++) {
+		wr.wr_id = 21 + i;
+		wr.opcode = ops[i];
+		if (ibv_post_send(p->a, &wr, &bad))
+			die("conform post_send");
+	}
+	/* Three sends and the receive. */
+	for (i = 0; i < 4; i++) {
+		n = poll_one(p->cq, &wc);
+		if (n != 1 || wc.status != IBV_WC_SUCCESS) {
+			ok = 0;
+			break;
+		}
+	}
+	CHECK(ok, "conform_zero_length_mr_zero_byte_ops", "completion %d: %s",
+	      i, n == 1 ? ibv_wc_status_str(wc.status) : "none");
+	if (!ok)
+		mw_reconnect(p);
+	CHECK(!ibv_dereg_mr(mr), "conform_zero_length_mr_dereg", "%s",
+	      strerror(errno));
+}
+
+/*
+ * A READ or an atomic whose lkey and rkey are both bad, or an unaligned
+ * atomic with a bad lkey, fails on the requester's local check first:
+ * IBV_WC_LOC_PROT_ERR, and the peer sees nothing.
+ */
+static void conform_local_first(struct pair *p)
+{
+	static const struct {
+		const char *name;
+		enum ibv_wr_opcode op;
+		uint64_t off;
+	} c[] = {
+		{ "conform_read_bad_lkey_and_rkey", IBV_WR_RDMA_READ, 0 },
+		{ "conform_atomic_bad_lkey_and_rkey",
+		  IBV_WR_ATOMIC_FETCH_AND_ADD, 0 },
+		{ "conform_atomic_unaligned_bad_lkey",
+		  IBV_WR_ATOMIC_FETCH_AND_ADD, 4 },
+	};
+	struct ibv_mr bad = *p->mr;
+	struct ibv_wc wc;
+	size_t i;
+	int n;
+
+	bad.lkey ^= 0x5a5a00;
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		post_send(p->a, c[i].op, &bad, p->buf, 8,
+			  (uintptr_t)p->buf + 4096 + c[i].off,
+			  c[i].off ? p->mr->rkey : p->mr->rkey ^ 0x5a5a00,
+			  40 + i);
+		n = poll_one(p->cq, &wc);
+		CHECK(n == 1 && wc.status == IBV_WC_LOC_PROT_ERR, c[i].name,
+		      "n %d status %s", n,
+		      n ? ibv_wc_status_str(wc.status) : "-");
+		mw_reconnect(p);
+	}
+}
+
+/* A UD datagram's GRH: the IPv4 header carries the AH's traffic class. */
+static void conform_ud_tos(struct pair *p, char *rbuf)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = p->cq, .recv_cq = p->cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = 0x1234 };
+	struct ibv_ah_attr aha = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .sgid_index = GIDX, .hop_limit = 9,
+			 .traffic_class = 252 },
+	};
+	struct ibv_send_wr wr = { .wr_id = 30, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .num_sge = 1 }, *bad;
+	struct ibv_sge sge = { (uintptr_t)p->buf, 32, p->mr->lkey };
+	struct ibv_qp *tx, *rx;
+	struct ibv_wc wc[2];
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	int n = 0, i;
+
+	tx = ibv_create_qp(p->pd, &init);
+	rx = ibv_create_qp(p->pd, &init);
+	mr = ibv_reg_mr(p->pd, rbuf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!tx || !rx || !mr || ibv_query_gid(p->ctx, 1, GIDX, &aha.grh.dgid))
+		die("conform ud resources");
+	for (i = 0; i < 2; i++) {
+		struct ibv_qp *qp = i ? rx : tx;
+
+		a.qp_state = IBV_QPS_INIT;
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_QKEY))
+			die("conform ud init");
+		a.qp_state = IBV_QPS_RTR;
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+			die("conform ud rtr");
+		a.qp_state = IBV_QPS_RTS;
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+			die("conform ud rts");
+	}
+	ah = ibv_create_ah(p->pd, &aha);
+	if (!ah)
+		die("conform ud ah");
+	memset(rbuf, 0, 128);
+	if (post_recv(rx, mr, rbuf, 40 + 32, 31))
+		die("conform ud recv");
+	wr.sg_list = &sge;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = rx->qp_num;
+	wr.wr.ud.remote_qkey = 0x1234;
+	if (ibv_post_send(tx, &wr, &bad))
+		die("conform ud send");
+	while (n < 2 && poll_one(p->cq, &wc[n]))
+		n++;
+	CHECK(n == 2 && wc[0].status == IBV_WC_SUCCESS &&
+	      wc[1].status == IBV_WC_SUCCESS, "conform_ud_send", "n %d", n);
+	/* RoCE v2 over IPv4: the header is the GRH's last 20 bytes. */
+	CHECK((unsigned char)rbuf[20] == 0x45 &&
+	      (unsigned char)rbuf[21] == 252 && (unsigned char)rbuf[28] == 9,
+	      "conform_ud_ipv4_tos_and_ttl", "version/ihl %#x tos %u ttl %u",
+	      (unsigned char)rbuf[20], (unsigned char)rbuf[21],
+	      (unsigned char)rbuf[28]);
+	if (ibv_destroy_ah(ah) || ibv_destroy_qp(tx) || ibv_destroy_qp(rx) ||
+	    ibv_dereg_mr(mr))
+		die("conform ud teardown");
+}
+
+static void test_conform(void)
+{
+	struct pair p;
+	char *rbuf;
+
+	pair_open(&p);
+	rbuf = aligned_alloc(4096, 8192);
+	if (!rbuf)
+		die("conform buffer");
+	conform_iova(&p, rbuf);
+	conform_mw(&p, rbuf);
+	conform_zero_length_mr(&p, rbuf);
+	conform_local_first(&p);
+	conform_ud_tos(&p, rbuf);
+	free(rbuf);
+	pair_close(&p);
+	traffic_ok("conform_traffic_after");
 }
 
 /*
@@ -4432,7 +4734,7 @@ int main(int argc, char **argv)
 		{ "xrc", test_xrc }, { "xrcd_step", test_xrcd_step },
 		{ "doorbell", test_doorbell }, { "cq_arm", test_cq_arm },
 		{ "odp_step", test_odp_step }, { "odp_cow", test_odp_cow },
-		{ "spoof", test_spoof },
+		{ "spoof", test_spoof }, { "conform", test_conform },
 	};
 	size_t i;
 

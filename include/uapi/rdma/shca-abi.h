@@ -376,6 +376,11 @@ enum shca_hw_wqe_opcode {
 #define SHCA_BIND_REMOTE_ATOMIC		(1U << 3)
 #define SHCA_BIND_FLUSH_GLOBAL		(1U << 4)
 #define SHCA_BIND_FLUSH_PERSISTENT	(1U << 5)
+/*
+ * A type 2 window addressed from 0, not from its bind's address; not a
+ * right, so not one of the SHCA_ACCESS_* bits (bit 6 is MW bind)
+ */
+#define SHCA_BIND_ZERO_BASED		(1U << 7)
 
 /* A FLUSH's placement type (@flush.type): either or both */
 #define SHCA_FLUSH_GLOBAL	(1U << 0)
@@ -443,14 +448,17 @@ struct shca_hw_av {
  * @bind: a memory window bind; no data, so no SGEs
  * @bind.addr: the window's first address, in the MR's address space
  * @bind.length: the window's bytes; zero unbinds a type 1 window
- * @bind.mw_key: the window's current key: it names the window
+ * @bind.mw_key: names the window: its current key, or for a type 2
+ *	window not bound, any key of its index (a consumer that chose the
+ *	key of the last bind need not tell the library)
  * @bind.new_key: its key once bound: the same index (the upper 24 bits),
  *	the variant byte (the lower 8) the consumer's choice
  * @bind.mr_lkey: the MR the window is a range of; it needs
  *	SHCA_ACCESS_MW_BIND, and SHCA_ACCESS_LOCAL_WRITE for a window with
  *	remote write or atomic rights
  * @bind.access: the window's rights, SHCA_BIND_*: remote read, write,
- *	atomic and FLUSH; local write is accepted and ignored
+ *	atomic and FLUSH; local write is accepted and ignored; a type 2
+ *	window may be zero-based
  * @sge: scatter/gather list
  * @inline_data: the payload itself
  */

@@ -202,6 +202,9 @@ static u32 shca_umem_pages(struct ib_umem *umem, u64 *pages)
  * @access: IB_ACCESS_* rights
  * @udata: must carry nothing
  *
+ * A zero-length MR (IBTA allows one) pins nothing and has no pages: its
+ * keys pass zero-byte operations, which check no key, and no other.
+ *
  * Return: the MR or an ERR_PTR().
  */
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
@@ -218,7 +221,20 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(err);
 	if (access & IB_ACCESS_ON_DEMAND)
 		return shca_odp_reg_user_mr(ibpd, start, length, virt, access);
-	if (!length || length > sdev->caps.max_mr_size) {
+	if (!length) {
+		mr = shca_mr_alloc(sdev, ibpd, SHCA_MPT_PBL, 0, 0);
+		if (IS_ERR(mr))
+			return ERR_CAST(mr);
+		mr->access = access;
+		err = shca_mr_write(sdev, mr, shca_access_to_hw(access), virt,
+				    0, PAGE_SHIFT);
+		if (err) {
+			shca_mr_free(sdev, mr);
+			return ERR_PTR(err);
+		}
+		return &mr->ibmr;
+	}
+	if (length > sdev->caps.max_mr_size) {
 		shca_dbg(sdev, "bad MR length %llu\n", length);
 		return ERR_PTR(-EINVAL);
 	}

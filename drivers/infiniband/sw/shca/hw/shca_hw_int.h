@@ -157,7 +157,10 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  * @qpn: for a bound type 2 window, the QP it is bound to; destroying
  *	the QP invalidates the window
  * @mr: for a bound window, the region it is a range of, referenced; a
- *	window's @iova and @length are its range in @mr's address space
+ *	window's @iova and @length are its own addresses: its bind's address
+ *	in @mr's address space, or 0 for a zero-based window
+ * @mr_addr: for a bound window, where its range starts in @mr's address
+ *	space
  * @dm: for DM entries, the allocation the entry maps, once written
  * @dm_kaddr: for DM entries, the kernel address of the entry's address 0
  * @odp: for ODP entries, the paging state (shca_hw_odp.c)
@@ -185,6 +188,7 @@ struct shca_hw_mpt {
 	u32 mw_type;
 	u32 qpn;
 	struct shca_hw_mpt *mr;
+	u64 mr_addr;
 	struct shca_hw_dm_range *dm;
 	u8 *dm_kaddr;
 	struct shca_hw_odp *odp;

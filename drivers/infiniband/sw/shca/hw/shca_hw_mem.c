@@ -146,10 +146,12 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 		status = SHCA_HW_BAD_STATE;
 	else if (mpt->type == SHCA_MPT_DM)
 		status = shca_hw_dm_map(hw, mpt, in);
+	/* A region of no bytes has no pages, and no access reaches it. */
 	else if (mpt->type == SHCA_MPT_PBL &&
 		 (in->npages > mpt->max_pages ||
-		  !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
-				  in->iova, in->length)))
+		  ((in->length || in->npages) &&
+		   !shca_hw_pbl_ok(hw, in->pbl, in->npages, in->page_shift,
+				   in->iova, in->length))))
 		status = SHCA_HW_BAD_PARAM;
 	/* An ODP entry is written once: its page list has its geometry. */
 	else if (mpt->type == SHCA_MPT_ODP &&
@@ -352,8 +354,11 @@ bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len)
 {
 	if (mpt->type == SHCA_MPT_DMA)
 		return addr + len >= addr;
-	/* A DM entry is zero-based: iova 0, its length the range's. */
-	return addr >= mpt->iova && len <= mpt->length &&
+	/*
+	 * A DM entry is zero-based: iova 0, its length the range's.  A
+	 * region of no bytes covers nothing, not even an empty range.
+	 */
+	return mpt->length && addr >= mpt->iova && len <= mpt->length &&
 	       addr - mpt->iova <= mpt->length - len;
 }
 

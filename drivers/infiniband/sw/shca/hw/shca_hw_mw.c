@@ -16,7 +16,10 @@
  * takes remote accesses and SEND_WITH_INV through them, a bound one is
  * not bound again before it is invalidated, and LOCAL_INV from a QP of
  * its protection domain, a SEND_WITH_INV arriving at its QP, or FREE_MPT
- * invalidates it.
+ * invalidates it.  A type 2 window may be zero-based: its addresses start
+ * at 0, wherever in the region it lies.  A bind names a type 2 window
+ * that is not bound by any key of its index, the consumer's choice of
+ * the last bind's variant included.
  *
  * A bound window holds a reference to its region and counts in its mws:
  * FREE_MPT and REREG_MPT of the region are refused (BUSY) until no window
@@ -45,6 +48,8 @@ static const struct {
 	{ SHCA_BIND_FLUSH_PERSISTENT, SHCA_ACCESS_FLUSH_PERSISTENT },
 	/* Local write means nothing for a window: accepted, dropped. */
 	{ SHCA_BIND_LOCAL_WRITE, 0 },
+	/* Not a right: shca_hw_mw_bind() reads it from the WQE. */
+	{ SHCA_BIND_ZERO_BASED, 0 },
 };
 
 /* A bind's rights as SHCA_ACCESS_* bits; false for a right it lacks. */
@@ -154,6 +159,7 @@ static bool shca_hw_mw_region_ok(const struct shca_hw_mpt *mr, u32 key,
 u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
 		   const struct shca_hw_send_wqe *wqe)
 {
+	bool zb = wqe->bind.access & SHCA_BIND_ZERO_BASED;
 	struct shca_hw_mpt *mw, *mr = NULL, *old = NULL;
 	u8 status = SHCA_CQE_MW_BIND_ERR;
 	unsigned long flags;
@@ -167,7 +173,8 @@ u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
 	mw = shca_hw_mpt_get(hw, wqe->bind.mw_key);
 	if (!mw)
 		return status;
-	if (mw->type != SHCA_MPT_MW)
+	/* IBTA o10-36.2.2: a type 1 window is never zero-based. */
+	if (mw->type != SHCA_MPT_MW || (zb && mw->mw_type == SHCA_MW_TYPE_1))
 		goto out;
 	unbind = !wqe->bind.length && mw->mw_type == SHCA_MW_TYPE_1;
 	if (!unbind) {
@@ -177,8 +184,10 @@ u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
 			goto out;
 	}
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->key != wqe->bind.mw_key || mw->pdn != pdn ||
-	    (mw->mw_type == SHCA_MW_TYPE_2 && mw->valid))
+	if (mw->mw_type == SHCA_MW_TYPE_2 ? mw->valid :
+	    mw->key != wqe->bind.mw_key)
+		goto unlock;
+	if (mw->pdn != pdn)
 		goto unlock;
 	if (mr) {
 		spin_lock_nested(&mr->lock, SINGLE_DEPTH_NESTING);
@@ -196,7 +205,8 @@ u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
 	if (mr) {
 		mw->mr = mr;
 		mw->access = rights;
-		mw->iova = wqe->bind.addr;
+		mw->iova = zb ? 0 : wqe->bind.addr;
+		mw->mr_addr = wqe->bind.addr;
 		mw->length = wqe->bind.length;
 		mw->qpn = mw->mw_type == SHCA_MW_TYPE_2 ? qpn : 0;
 		mw->valid = true;
@@ -227,7 +237,7 @@ out:
  * @key: the remote key
  * @pdn: the responder QP's protection domain
  * @qpn: the responder QP
- * @addr: the start address, in the region's address space
+ * @addr: the start address, in the window's address space
  * @len: bytes
  * @whole: the window's whole range, whatever @addr and @len say (FLUSH)
  * @access: the rights needed
@@ -254,11 +264,13 @@ bool shca_hw_mw_check(struct shca_hw_mpt *mw, u32 key, u32 pdn, u32 qpn,
 	if (ok) {
 		mr = mw->mr;
 		spin_lock_nested(&mr->lock, SINGLE_DEPTH_NESTING);
-		ok = mr->valid && shca_hw_mpt_covers(mr, mw->iova, mw->length);
+		ok = mr->valid &&
+		     shca_hw_mpt_covers(mr, mw->mr_addr, mw->length);
 		if (ok && seg) {
 			/* The window's reference keeps the region alive. */
 			refcount_inc(&mr->ref);
-			shca_hw_mpt_seg(mr, addr, len, seg);
+			shca_hw_mpt_seg(mr, mw->mr_addr + (addr - mw->iova),
+					len, seg);
 		}
 		spin_unlock(&mr->lock);
 	}
