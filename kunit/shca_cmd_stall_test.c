@@ -5,64 +5,42 @@
  */
 #include <kunit/test.h>
 #include <linux/scatterlist.h>
-#include <linux/workqueue.h>
 
 #include "shca.h"
 #include "shca_test.h"
 
 /**
- * struct shca_cmd_stall_async - a destroy and a bystander, each on a worker
+ * struct shca_cmd_stall_obj - what the destroy names
  * @sdev: the device
- * @dev: the same, as ib_core knows it
- * @key: for FREE_MPT, the entry the destroy frees
+ * @key: for FREE_MPT, the entry the destroy frees; else the QP's number
  * @mpt: that entry
  * @qp: for DESTROY_QP or a modify to RESET, the QP it names
  * @free_mpt: the destroy is FREE_MPT, not DESTROY_QP
  * @reset: the "destroy" is a modify of @qp to RESET, which fences it
- * @destroy: runs the destroy
- * @destroy_ret: what it returned
- * @destroy_done: completed when it returned
- * @other: runs the bystander: it waits until the destroy has taken its
- *	object out of the table, then creates and destroys a CQ
- * @other_ret: what the bystander's commands returned
- * @other_done: completed when it finished
- * @destroy_pending: the destroy had not returned when the bystander did
  */
-struct shca_cmd_stall_async {
+struct shca_cmd_stall_obj {
 	struct shca_dev *sdev;
-	struct ib_device *dev;
 	u32 key;
 	struct shca_test_mpt *mpt;
 	struct ib_qp *qp;
 	bool free_mpt;
 	bool reset;
-	struct work_struct destroy;
-	int destroy_ret;
-	struct completion destroy_done;
-	struct work_struct other;
-	int other_ret;
-	struct completion other_done;
-	bool destroy_pending;
 };
 
-static void shca_cmd_stall_destroy_fn(struct work_struct *work)
+static int shca_cmd_stall_destroy(void *arg)
 {
-	struct shca_cmd_stall_async *s = container_of(work, struct shca_cmd_stall_async,
-						      destroy);
+	struct shca_cmd_stall_obj *o = arg;
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_FREE_MPT,
-		.in.mpt.key = s->key,
+		.in.mpt.key = o->key,
 	};
-
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 
-	if (s->free_mpt)
-		s->destroy_ret = shca_cmd_exec(s->sdev, &cmd);
-	else if (s->reset)
-		s->destroy_ret = ib_modify_qp(s->qp, &attr, IB_QP_STATE);
-	else
-		s->destroy_ret = ib_destroy_qp(s->qp);
-	complete(&s->destroy_done);
+	if (o->free_mpt)
+		return shca_cmd_exec(o->sdev, &cmd);
+	if (o->reset)
+		return ib_modify_qp(o->qp, &attr, IB_QP_STATE);
+	return ib_destroy_qp(o->qp);
 }
 
 /*
@@ -70,47 +48,17 @@ static void shca_cmd_stall_destroy_fn(struct work_struct *work)
  * fence under way)?  Asking is itself a command of the device: WRITE_MPT
  * with the entry's own translation, or QUERY_QP.
  */
-static bool shca_cmd_stall_gone(struct shca_cmd_stall_async *s)
+static bool shca_cmd_stall_gone(void *arg)
 {
+	struct shca_cmd_stall_obj *o = arg;
 	struct shca_hw_qp_query q;
 
-	if (s->free_mpt)
-		return shca_test_mpt_write(s->mpt) == -EINVAL;
-	if (s->reset)
-		return !shca_cmd_query_qp(s->sdev, s->key, &q) &&
+	if (o->free_mpt)
+		return shca_test_mpt_write(o->mpt) == -EINVAL;
+	if (o->reset)
+		return !shca_cmd_query_qp(o->sdev, o->key, &q) &&
 		       q.attr.state == SHCA_QPS_RESET;
-	return shca_cmd_query_qp(s->sdev, s->key, &q) == -EINVAL;
-}
-
-static void shca_cmd_stall_other_fn(struct work_struct *work)
-{
-	struct shca_cmd_stall_async *s = container_of(work, struct shca_cmd_stall_async,
-						      other);
-	struct ib_cq_init_attr attr = { .cqe = 16 };
-	unsigned long end = jiffies + 2 * SHCA_TEST_WAIT;
-	struct ib_cq *cq;
-
-	s->other_ret = -ETIMEDOUT;
-	while (!shca_cmd_stall_gone(s)) {
-		if (time_after(jiffies, end))
-			goto out;
-		usleep_range(100, 200);
-	}
-	cq = ib_create_cq(s->dev, NULL, NULL, NULL, &attr);
-	s->other_ret = PTR_ERR_OR_ZERO(cq);
-	if (!IS_ERR(cq))
-		s->other_ret = ib_destroy_cq_user(cq, NULL);
-out:
-	s->destroy_pending = !completion_done(&s->destroy_done);
-	complete(&s->other_done);
-}
-
-static void shca_cmd_stall_wait(void *arg)
-{
-	struct shca_cmd_stall_async *s = arg;
-
-	flush_work(&s->other);
-	flush_work(&s->destroy);
+	return shca_cmd_query_qp(o->sdev, o->key, &q) == -EINVAL;
 }
 
 struct shca_cmd_stall_param {
@@ -132,14 +80,6 @@ static void shca_cmd_stall_desc(const struct shca_cmd_stall_param *p, char *desc
 
 KUNIT_ARRAY_PARAM(shca_cmd_stall, shca_cmd_stall_params, shca_cmd_stall_desc);
 
-static void shca_cmd_stall_window_reset(void *win)
-{
-	struct shca_hw_window *w = win;
-
-	shca_hw_window_release(w);
-	shca_hw_window_set_qpn(w, 0);
-}
-
 /*
  * An RDMA WRITE's responder is held in the mem_access window, holding the
  * target entry and its QP.  FREE_MPT of that entry, DESTROY_QP of that QP,
@@ -152,64 +92,49 @@ static void shca_test_destroy_waits_alone(struct kunit *test)
 {
 	const struct shca_cmd_stall_param *p = test->param_value;
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct shca_cmd_stall_obj *o;
 	struct shca_hw_window *win;
-	struct shca_cmd_stall_async *s;
+	struct shca_test_stall *s;
 	struct ib_device *dev;
-	struct shca_hw *hw;
 	int err;
 
 	dev = shca_test_add(test, SHCA_TEST_DEV, shca_test_netdev(test));
-	hw = to_shca_dev(dev)->hw;
 	shca_test_tq_init(test, a, dev, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, dev, IB_QPT_RC, NULL, 16, 8);
 	shca_test_connect(test, a, b);
 
-	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	s->sdev = to_shca_dev(dev);
-	s->dev = dev;
-	s->free_mpt = p->free_mpt;
-	s->reset = p->reset;
-	s->mpt = shca_test_pbl_mpt(test, b, SHCA_TEST_KEY_OFF);
-	s->key = p->free_mpt ? s->mpt->key : b->qp->qp_num;
-	s->qp = b->qp;
-	INIT_WORK(&s->destroy, shca_cmd_stall_destroy_fn);
-	INIT_WORK(&s->other, shca_cmd_stall_other_fn);
-	init_completion(&s->destroy_done);
-	init_completion(&s->other_done);
-	/* Cleanup runs backwards: the window opens before the workers end. */
-	err = kunit_add_action_or_reset(test, shca_cmd_stall_wait, s);
-	KUNIT_ASSERT_EQ(test, 0, err);
-
-	win = shca_hw_window(hw, SHCA_WIN_MEM_ACCESS);
-	err = kunit_add_action_or_reset(test, shca_cmd_stall_window_reset, win);
-	KUNIT_ASSERT_EQ(test, 0, err);
-	shca_hw_window_set_qpn(win, b->qp->qp_num);
-	shca_hw_window_arm(win);
+	o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	o->sdev = to_shca_dev(dev);
+	o->free_mpt = p->free_mpt;
+	o->reset = p->reset;
+	o->mpt = shca_test_pbl_mpt(test, b, SHCA_TEST_KEY_OFF);
+	o->key = p->free_mpt ? o->mpt->key : b->qp->qp_num;
+	o->qp = b->qp;
+	s = shca_test_stall_new(test, dev, shca_cmd_stall_destroy,
+				shca_cmd_stall_gone, o);
+	win = shca_test_window_arm(test, dev, SHCA_WIN_MEM_ACCESS,
+				   b->qp->qp_num);
 
 	memset(a->buf, 0x7e, PAGE_SIZE);
-	err = shca_test_rdma_write(a, 1, s->mpt->key, s->mpt->pbl[0], PAGE_SIZE);
+	err = shca_test_rdma_write(a, 1, o->mpt->key, o->mpt->pbl[0], PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, 0, err);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, SHCA_TEST_WAIT));
 
 	if (p->free_mpt)
-		s->mpt->freed = true;
+		o->mpt->freed = true;
 	else if (!p->reset)
 		b->qp = NULL;
-	queue_work(system_unbound_wq, &s->destroy);
-	queue_work(system_unbound_wq, &s->other);
+	shca_test_stall_run(s);
 
 	/* The access is still held; the bystander must finish anyway. */
-	if (!wait_for_completion_timeout(&s->other_done, 3 * SHCA_TEST_WAIT))
-		KUNIT_FAIL(test, "the device's other commands waited");
+	shca_test_stall_expect_alone(test, s);
 	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, shca_hw_window_state(win));
-	KUNIT_EXPECT_TRUE(test, s->destroy_pending);
-	KUNIT_EXPECT_EQ(test, 0, s->other_ret);
 
 	shca_hw_window_release(win);
-	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&s->destroy_done,
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&s->cmd_done,
 							    SHCA_TEST_WAIT));
-	KUNIT_EXPECT_EQ(test, 0, s->destroy_ret);
+	KUNIT_EXPECT_EQ(test, 0, s->cmd_ret);
 	/* The access that was in flight finished before the destroy did. */
 	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
 	KUNIT_EXPECT_MEMEQ(test, a->buf, b->buf + SHCA_TEST_KEY_OFF, PAGE_SIZE);

@@ -203,10 +203,13 @@ static void shca_test_cq_arm_into_window(struct kunit *test)
 
 /*
  * Arm and poll against CQEs in flight, the way an event-driven consumer
- * does: post a WRITE, wait a random moment so that its CQE lands before,
- * during or after the arm, store a new arm word, poll.  Found nothing:
- * wait for the event or the CQE.  An arm after which neither ever comes
- * is a lost wakeup; there must be none, and the CQEs must all arrive.
+ * does: store a new arm word, poll, and, having found nothing, wait for
+ * the event or the CQE.  An arm after which neither ever comes is a lost
+ * wakeup; there must be none, and the CQEs must all arrive.  Each path is
+ * taken on purpose a third of the rounds: the CQE in the ring before the
+ * arm (found by the poll), the arm stored and the poll empty before the
+ * WRITE is posted (woken by the event); in the last third the arm lands
+ * a random moment after the post, before, during or after the CQE.
  */
 static void shca_test_cq_arm_race(struct kunit *test)
 {
@@ -219,13 +222,26 @@ static void shca_test_cq_arm_race(struct kunit *test)
 	shca_test_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
 	for (round = 1; round <= SHCA_ARM_ROUNDS; round++) {
+		ev = atomic_read(&a->comp_events);
+		if (round % 3 == 1) {
+			/* Armed on an empty CQ: only the event can wake. */
+			shca_arm_store(a, shca_arm_word(round,
+							SHCA_CQ_DBREC_ARM_NEXT));
+			KUNIT_ASSERT_EQ(test, 0, ib_poll_cq(a->cq, 1, &wc));
+		}
 		KUNIT_ASSERT_EQ(test, 0,
 				shca_test_rdma_write(a, round, b->rkey, b->addr,
 						     SHCA_ARM_MSG));
-		udelay(get_random_u32_below(40));
-		ev = atomic_read(&a->comp_events);
-		shca_arm_store(a, shca_arm_word(round, SHCA_CQ_DBREC_ARM_NEXT));
-		n = ib_poll_cq(a->cq, 1, &wc);
+		if (round % 3 == 2)
+			shca_test_wait_cqes(test, a->cq, 1);
+		else if (round % 3 == 0)
+			udelay(get_random_u32_below(40));
+		if (round % 3 != 1) {
+			ev = atomic_read(&a->comp_events);
+			shca_arm_store(a, shca_arm_word(round,
+							SHCA_CQ_DBREC_ARM_NEXT));
+		}
+		n = round % 3 == 1 ? 0 : ib_poll_cq(a->cq, 1, &wc);
 		if (n == 1) {
 			polled++;
 		} else {
@@ -248,6 +264,9 @@ static void shca_test_cq_arm_race(struct kunit *test)
 		   SHCA_ARM_ROUNDS, polled, woken, lost);
 	KUNIT_EXPECT_EQ(test, 0U, lost);
 	KUNIT_EXPECT_EQ(test, (u32)SHCA_ARM_ROUNDS, polled + woken);
+	/* Each path at least in the rounds that take it on purpose. */
+	KUNIT_EXPECT_GE(test, polled, (u32)SHCA_ARM_ROUNDS / 3);
+	KUNIT_EXPECT_GE(test, woken, (u32)SHCA_ARM_ROUNDS / 3);
 }
 
 static struct kunit_case shca_cq_arm_cases[] = {

@@ -14,7 +14,6 @@
  */
 #include <kunit/test.h>
 #include <linux/etherdevice.h>
-#include <linux/workqueue.h>
 #include <net/if_inet6.h>
 
 #include "shca.h"
@@ -691,70 +690,18 @@ static void shca_test_mcast_detach_stops_delivery(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, shca_mc_detach(stayer));
 }
 
-/**
- * struct shca_mc_stall - a detach and a bystander, each on a worker
- * @member: the QP that leaves the group
- * @dev: its device
- * @detach: runs the detach
- * @detach_ret: what it returned
- * @detach_done: completed when it returned
- * @other: runs the bystander: once the QP is out of the group table, it
- *	creates and destroys a CQ on the same device
- * @other_ret: what its commands returned
- * @other_done: completed when it finished
- * @detach_pending: the detach had not returned when the bystander did
- */
-struct shca_mc_stall {
-	struct shca_tq *member;
-	struct ib_device *dev;
-	struct work_struct detach;
-	int detach_ret;
-	struct completion detach_done;
-	struct work_struct other;
-	int other_ret;
-	struct completion other_done;
-	bool detach_pending;
-};
-
-static void shca_mc_stall_detach_fn(struct work_struct *work)
+static int shca_mc_stall_detach(void *member)
 {
-	struct shca_mc_stall *s = container_of(work, struct shca_mc_stall,
-					       detach);
-
-	s->detach_ret = shca_mc_detach(s->member);
-	complete(&s->detach_done);
+	return shca_mc_detach(member);
 }
 
-static void shca_mc_stall_other_fn(struct work_struct *work)
+/* The member is out of the group table: its detach is waiting. */
+static bool shca_mc_stall_left(void *member)
 {
-	struct shca_mc_stall *s = container_of(work, struct shca_mc_stall,
-					       other);
-	struct shca_hw *hw = to_shca_dev(s->dev)->hw;
-	struct ib_cq_init_attr attr = { .cqe = 16 };
-	unsigned long end = jiffies + 2 * SHCA_TEST_WAIT;
-	struct ib_cq *cq;
+	struct shca_tq *tq = member;
 
-	s->other_ret = -ETIMEDOUT;
-	while (shca_hw_mcast_groups_of(hw, s->member->qp->qp_num)) {
-		if (time_after(jiffies, end))
-			goto out;
-		usleep_range(100, 200);
-	}
-	cq = ib_create_cq(s->dev, NULL, NULL, NULL, &attr);
-	s->other_ret = PTR_ERR_OR_ZERO(cq);
-	if (!IS_ERR(cq))
-		s->other_ret = ib_destroy_cq_user(cq, NULL);
-out:
-	s->detach_pending = !completion_done(&s->detach_done);
-	complete(&s->other_done);
-}
-
-static void shca_mc_stall_wait(void *arg)
-{
-	struct shca_mc_stall *s = arg;
-
-	flush_work(&s->other);
-	flush_work(&s->detach);
+	return !shca_hw_mcast_groups_of(to_shca_dev(tq->dev)->hw,
+					tq->qp->qp_num);
 }
 
 /*
@@ -768,7 +715,7 @@ static void shca_test_mcast_detach_waits_for_its_copy_alone(struct kunit *test)
 {
 	struct shca_tq *sender, *member;
 	struct shca_hw_window *win;
-	struct shca_mc_stall *s;
+	struct shca_test_stall *s;
 	struct ib_device *da, *db;
 	struct ib_wc wc;
 	u64 wr_id;
@@ -777,18 +724,8 @@ static void shca_test_mcast_detach_waits_for_its_copy_alone(struct kunit *test)
 	sender = shca_mc_qp(test, da);
 	member = shca_mc_qp(test, db);
 	KUNIT_ASSERT_EQ(test, 0, shca_mc_attach(member));
-	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	s->member = member;
-	s->dev = db;
-	INIT_WORK(&s->detach, shca_mc_stall_detach_fn);
-	INIT_WORK(&s->other, shca_mc_stall_other_fn);
-	init_completion(&s->detach_done);
-	init_completion(&s->other_done);
-	/* Cleanup runs backwards: the window opens before the workers end. */
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   shca_mc_stall_wait,
-							   s));
+	s = shca_test_stall_new(test, db, shca_mc_stall_detach,
+				shca_mc_stall_left, member);
 	win = shca_test_window_arm(test, db, SHCA_WIN_CQE_PUBLISH,
 				   member->qp->qp_num);
 	shca_mc_post_recv(test, member, 1);
@@ -796,18 +733,14 @@ static void shca_test_mcast_detach_waits_for_its_copy_alone(struct kunit *test)
 				  SHCA_TEST_QKEY);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, SHCA_TEST_WAIT));
 
-	queue_work(system_unbound_wq, &s->detach);
-	queue_work(system_unbound_wq, &s->other);
-	if (!wait_for_completion_timeout(&s->other_done, 3 * SHCA_TEST_WAIT))
-		KUNIT_FAIL(test, "the device's other commands waited");
+	shca_test_stall_run(s);
+	shca_test_stall_expect_alone(test, s);
 	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, shca_hw_window_state(win));
-	KUNIT_EXPECT_TRUE(test, s->detach_pending);
-	KUNIT_EXPECT_EQ(test, 0, s->other_ret);
 
 	shca_hw_window_release(win);
-	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&s->detach_done,
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&s->cmd_done,
 							    SHCA_TEST_WAIT));
-	KUNIT_EXPECT_EQ(test, 0, s->detach_ret);
+	KUNIT_EXPECT_EQ(test, 0, s->cmd_ret);
 	/* The copy in flight was taken in whole; the send completed. */
 	shca_mc_expect_copy(test, member, sender, 1, 0xf1);
 	KUNIT_ASSERT_EQ(test, 1, shca_test_poll(sender, &wc, 1));

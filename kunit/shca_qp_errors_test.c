@@ -8,6 +8,7 @@
  * event in question, never by waiting and seeing.
  */
 #include <kunit/test.h>
+#include <linux/ktime.h>
 #include <rdma/ib_mad.h>
 
 #include "shca.h"
@@ -116,6 +117,53 @@ static void shca_test_rnr_retries_exhausted_fail_the_send(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, naks + 3,
 			shca_test_counter(a->dev, SHCA_CNT_RNR_NAK));
 	KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(a));
+}
+
+/*
+ * An RNR NAK asks the requester to wait the responder's timer, from
+ * IBTA's table: each retry comes no sooner, and each is counted.
+ */
+static const u8 shca_rnr_timers[] = { 12, 16, 19 };
+
+static void shca_rnr_timer_desc(const u8 *t, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "timer_%u", *t);
+}
+
+KUNIT_ARRAY_PARAM(shca_rnr_timer, shca_rnr_timers, shca_rnr_timer_desc);
+
+static void shca_test_rnr_retries_wait_the_responders_timer(struct kunit *test)
+{
+	/* IBTA table 45, microseconds, for the timers above. */
+	static const u32 usecs[32] = { [12] = 640, [16] = 2560, [19] = 7680 };
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS };
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	const u8 *timer = test->param_value;
+	ktime_t start;
+	u64 naks, excs;
+	s64 took;
+	int err;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	a->rnr_retry = 2;
+	shca_test_connect(test, a, b);
+	attr.min_rnr_timer = *timer;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(b->qp, &attr, IB_QP_STATE |
+					      IB_QP_MIN_RNR_TIMER));
+	naks = shca_test_counter(a->dev, SHCA_CNT_RNR_NAK);
+	excs = shca_test_counter(a->dev, SHCA_CNT_RNR_EXC);
+	start = ktime_get();
+	err = shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_test_expect(test, a, IB_WC_RNR_RETRY_EXC_ERR, 1);
+	took = ktime_us_delta(ktime_get(), start);
+	/* Two waits of the timer: a lower bound, whatever the machine. */
+	KUNIT_EXPECT_GE_MSG(test, took, 2LL * usecs[*timer],
+			    "timer %u: done after %lld us", *timer, took);
+	KUNIT_EXPECT_EQ(test, naks + 3,
+			shca_test_counter(a->dev, SHCA_CNT_RNR_NAK));
+	KUNIT_EXPECT_EQ(test, excs + 1,
+			shca_test_counter(a->dev, SHCA_CNT_RNR_EXC));
 }
 
 static void shca_test_rnr_retried_until_a_receive_is_posted(struct kunit *test)
@@ -291,26 +339,36 @@ static void shca_test_fenced_send_waits_for_the_read(struct kunit *test)
 	KUNIT_EXPECT_MEMEQ(test, b->buf + SHCA_QP_ERRORS_REMOTE, b->buf, 64);
 }
 
+/* A signaled UD SEND of @len bytes of @a's buffer to @b's QP. */
+static void shca_ud_send_wr(struct shca_tq *a, struct shca_tq *b,
+			    struct ib_ud_wr *wr, struct ib_sge *sge, u32 len,
+			    u32 qkey)
+{
+	*sge = (struct ib_sge){ .addr = a->addr, .length = len,
+				.lkey = a->lkey };
+	memset(wr, 0, sizeof(*wr));
+	wr->wr.opcode = IB_WR_SEND;
+	wr->wr.send_flags = IB_SEND_SIGNALED;
+	wr->wr.sg_list = sge;
+	wr->wr.num_sge = 1;
+	wr->ah = a->ah;
+	wr->remote_qpn = b->qp->qp_num;
+	wr->remote_qkey = qkey;
+}
+
 static void shca_test_ud_wrong_qkey_dropped(struct kunit *test)
 {
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct ib_sge sge;
-	struct ib_ud_wr wr = {};
+	struct ib_ud_wr wr;
 	struct ib_wc wc;
 	u64 dropped;
 
 	shca_test_pair(test, a, b, IB_QPT_UD, 8);
 	shca_test_connect(test, a, b);
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 9, 0, 256));
-	sge = (struct ib_sge){ .addr = a->addr, .length = 32, .lkey = a->lkey };
+	shca_ud_send_wr(a, b, &wr, &sge, 32, 0x999);
 	wr.wr.wr_id = 1;
-	wr.wr.opcode = IB_WR_SEND;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
-	wr.wr.sg_list = &sge;
-	wr.wr.num_sge = 1;
-	wr.ah = a->ah;
-	wr.remote_qpn = b->qp->qp_num;
-	wr.remote_qkey = 0x999;
 	dropped = shca_test_counter(a->dev, SHCA_CNT_DROPPED);
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(a->qp, &wr.wr, NULL));
 	/* UD sends complete whether or not anyone takes them. */
@@ -330,7 +388,7 @@ static void shca_test_ud_datagram_too_long_leaves_the_receive(struct kunit *test
 	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	struct rdma_ah_attr av;
 	struct ib_sge sge;
-	struct ib_ud_wr wr = {};
+	struct ib_ud_wr wr;
 	struct ib_wc wc;
 	u64 dropped;
 	__be32 vtf;
@@ -344,14 +402,7 @@ static void shca_test_ud_datagram_too_long_leaves_the_receive(struct kunit *test
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a->ah));
 	/* Room for the GRH and 24 bytes. */
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 9, 0, 64));
-	sge = (struct ib_sge){ .addr = a->addr, .length = 100, .lkey = a->lkey };
-	wr.wr.opcode = IB_WR_SEND;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
-	wr.wr.sg_list = &sge;
-	wr.wr.num_sge = 1;
-	wr.ah = a->ah;
-	wr.remote_qpn = b->qp->qp_num;
-	wr.remote_qkey = SHCA_TEST_QKEY;
+	shca_ud_send_wr(a, b, &wr, &sge, 100, SHCA_TEST_QKEY);
 	dropped = shca_test_counter(a->dev, SHCA_CNT_DROPPED);
 	wr.wr.wr_id = 1;
 	KUNIT_ASSERT_EQ(test, 0, ib_post_send(a->qp, &wr.wr, NULL));
@@ -425,6 +476,8 @@ static struct kunit_case shca_qp_errors_cases[] = {
 	KUNIT_CASE(shca_test_bad_rkey_puts_both_ends_in_error),
 	KUNIT_CASE(shca_test_remote_write_needs_right),
 	KUNIT_CASE(shca_test_rnr_retries_exhausted_fail_the_send),
+	KUNIT_CASE_PARAM(shca_test_rnr_retries_wait_the_responders_timer,
+			 shca_rnr_timer_gen_params),
 	KUNIT_CASE(shca_test_rnr_retried_until_a_receive_is_posted),
 	KUNIT_CASE(shca_test_transport_retries_exhausted_fail_the_send),
 	KUNIT_CASE(shca_test_recv_too_small_fails_both_ends),

@@ -6,6 +6,8 @@
 #define SHCA_TEST_H
 
 #include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
@@ -162,5 +164,45 @@ u32 shca_test_hw_create(struct kunit *test, struct shca_hw *hw,
 			struct shca_hw_cmd *cmd);
 void shca_test_hw_qp_new(struct kunit *test, struct shca_hw *hw, bool user,
 			 struct shca_test_hw_qp *t);
+
+/**
+ * struct shca_test_stall - a command that waits, and a bystander beside it
+ * @dev: the device the bystander creates and destroys a CQ on
+ * @cmd: the command that waits; returns 0 or a negative errno
+ * @waiting: whether @cmd has gone as far as its wait (its object out of
+ *	the device's table, say); it may ask the device itself
+ * @arg: @cmd's and @waiting's
+ * @cmd_work: runs @cmd
+ * @cmd_ret: what it returned
+ * @cmd_done: completed when it returned
+ * @other_work: runs the bystander: once @waiting says so, a CQ created
+ *	and destroyed
+ * @other_ret: what the bystander's commands returned, or -ETIMEDOUT if
+ *	@waiting never said so
+ * @other_done: completed when the bystander finished
+ * @cmd_pending: @cmd had not returned when the bystander finished
+ */
+struct shca_test_stall {
+	struct ib_device *dev;
+	int (*cmd)(void *arg);
+	bool (*waiting)(void *arg);
+	void *arg;
+	struct work_struct cmd_work;
+	int cmd_ret;
+	struct completion cmd_done;
+	struct work_struct other_work;
+	int other_ret;
+	struct completion other_done;
+	bool cmd_pending;
+};
+
+struct shca_test_stall *shca_test_stall_new(struct kunit *test,
+					    struct ib_device *dev,
+					    int (*cmd)(void *arg),
+					    bool (*waiting)(void *arg),
+					    void *arg);
+void shca_test_stall_run(struct shca_test_stall *s);
+void shca_test_stall_expect_alone(struct kunit *test,
+				  struct shca_test_stall *s);
 
 #endif /* SHCA_TEST_H */

@@ -9,6 +9,7 @@
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/rtnetlink.h>
+#include <linux/workqueue.h>
 
 #include "shca.h"
 #include "shca_test.h"
@@ -914,4 +915,108 @@ struct shca_hw_window *shca_test_window_arm(struct kunit *test,
 	shca_hw_window_set_qpn(win, qpn);
 	shca_hw_window_arm(win);
 	return win;
+}
+
+static void shca_test_stall_cmd_fn(struct work_struct *work)
+{
+	struct shca_test_stall *s = container_of(work, struct shca_test_stall,
+						 cmd_work);
+
+	s->cmd_ret = s->cmd(s->arg);
+	complete(&s->cmd_done);
+}
+
+static void shca_test_stall_other_fn(struct work_struct *work)
+{
+	struct shca_test_stall *s = container_of(work, struct shca_test_stall,
+						 other_work);
+	struct ib_cq_init_attr attr = { .cqe = 16 };
+	unsigned long end = jiffies + 2 * SHCA_TEST_WAIT;
+	struct ib_cq *cq;
+
+	s->other_ret = -ETIMEDOUT;
+	while (!s->waiting(s->arg)) {
+		if (time_after(jiffies, end))
+			goto out;
+		usleep_range(100, 200);
+	}
+	cq = ib_create_cq(s->dev, NULL, NULL, NULL, &attr);
+	s->other_ret = PTR_ERR_OR_ZERO(cq);
+	if (!IS_ERR(cq))
+		s->other_ret = ib_destroy_cq_user(cq, NULL);
+out:
+	s->cmd_pending = !completion_done(&s->cmd_done);
+	complete(&s->other_done);
+}
+
+static void shca_test_stall_flush(void *arg)
+{
+	struct shca_test_stall *s = arg;
+
+	flush_work(&s->other_work);
+	flush_work(&s->cmd_work);
+}
+
+/**
+ * shca_test_stall_new() - a command that waits and a bystander, not started
+ * @test: the test; both workers are waited for when it ends
+ * @dev: the device the bystander uses
+ * @cmd: the command
+ * @waiting: whether @cmd has reached its wait
+ * @arg: for @cmd and @waiting
+ *
+ * Cleanup runs backwards: arm the window that holds @cmd's wait after
+ * this, so that it opens before the workers are waited for.
+ *
+ * Return: the pair, for shca_test_stall_run().
+ */
+struct shca_test_stall *shca_test_stall_new(struct kunit *test,
+					    struct ib_device *dev,
+					    int (*cmd)(void *arg),
+					    bool (*waiting)(void *arg),
+					    void *arg)
+{
+	struct shca_test_stall *s = kunit_kzalloc(test, sizeof(*s),
+						  GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->dev = dev;
+	s->cmd = cmd;
+	s->waiting = waiting;
+	s->arg = arg;
+	INIT_WORK(&s->cmd_work, shca_test_stall_cmd_fn);
+	INIT_WORK(&s->other_work, shca_test_stall_other_fn);
+	init_completion(&s->cmd_done);
+	init_completion(&s->other_done);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_test_stall_flush,
+							   s));
+	return s;
+}
+
+/**
+ * shca_test_stall_run() - start the command and the bystander
+ * @s: the pair
+ */
+void shca_test_stall_run(struct shca_test_stall *s)
+{
+	queue_work(system_unbound_wq, &s->cmd_work);
+	queue_work(system_unbound_wq, &s->other_work);
+}
+
+/**
+ * shca_test_stall_expect_alone() - the bystander finished, the command not
+ * @test: the test
+ * @s: the pair, running, the command held in its wait
+ *
+ * With the command's wait under the device-wide command mutex, the
+ * bystander's commands would wait too.
+ */
+void shca_test_stall_expect_alone(struct kunit *test,
+				  struct shca_test_stall *s)
+{
+	if (!wait_for_completion_timeout(&s->other_done, 3 * SHCA_TEST_WAIT))
+		KUNIT_FAIL(test, "the device's other commands waited");
+	KUNIT_EXPECT_TRUE(test, s->cmd_pending);
+	KUNIT_EXPECT_EQ(test, 0, s->other_ret);
 }

@@ -13,7 +13,6 @@
 #include <kunit/test.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
-#include <linux/workqueue.h>
 
 #include "shca_test.h"
 #include "shca_ktest_qp.h"
@@ -480,75 +479,35 @@ static void shca_test_xrc_sweep_in_fence_window(struct kunit *test)
 }
 
 /**
- * struct xrc_stall - an XRC SRQ's destroy and a bystander, each on a worker
- * @e: the test's environment
- * @srq: the SRQ destroyed
+ * struct xrc_stall_obj - the XRC SRQ a destroy names
+ * @sdev: its device
+ * @srq: the SRQ
  * @srqn: its number
- * @destroy: runs the destroy
- * @destroy_done: completed when it returned
- * @other: runs the bystander: once the SRQ is out of the device's table,
- *	it creates and destroys a CQ
- * @other_ret: what its commands returned
- * @other_done: completed when it finished
- * @destroy_pending: the destroy had not returned when the bystander did
  */
-struct xrc_stall {
-	struct xrc_env *e;
+struct xrc_stall_obj {
+	struct shca_dev *sdev;
 	struct ib_srq *srq;
 	u32 srqn;
-	struct work_struct destroy;
-	struct completion destroy_done;
-	struct work_struct other;
-	int other_ret;
-	struct completion other_done;
-	bool destroy_pending;
 };
 
-static void xrc_stall_destroy_fn(struct work_struct *work)
+static int xrc_stall_destroy(void *arg)
 {
-	struct xrc_stall *s = container_of(work, struct xrc_stall, destroy);
+	struct xrc_stall_obj *o = arg;
 
-	ib_destroy_srq(s->srq);
-	complete(&s->destroy_done);
+	ib_destroy_srq(o->srq);
+	return 0;
 }
 
-static void xrc_stall_other_fn(struct work_struct *work)
+/* Asking is itself a command: QUERY_SRQ, until there is no SRQ. */
+static bool xrc_stall_gone(void *arg)
 {
-	struct xrc_stall *s = container_of(work, struct xrc_stall, other);
-	struct shca_dev *sdev = to_shca_dev(s->e->dev);
-	struct ib_cq_init_attr attr = { .cqe = 16 };
-	unsigned long end = jiffies + 2 * SHCA_TEST_WAIT;
-	struct shca_hw_cmd query;
-	struct ib_cq *cq;
+	struct xrc_stall_obj *o = arg;
+	struct shca_hw_cmd query = {
+		.opcode = SHCA_CMD_QUERY_SRQ,
+		.index = o->srqn,
+	};
 
-	s->other_ret = -ETIMEDOUT;
-	/* Asking is itself a command: QUERY_SRQ, until there is no SRQ. */
-	for (;;) {
-		query = (struct shca_hw_cmd) {
-			.opcode = SHCA_CMD_QUERY_SRQ,
-			.index = s->srqn,
-		};
-		if (shca_cmd_exec(sdev, &query))
-			break;
-		if (time_after(jiffies, end))
-			goto out;
-		usleep_range(100, 200);
-	}
-	cq = ib_create_cq(s->e->dev, NULL, NULL, NULL, &attr);
-	s->other_ret = PTR_ERR_OR_ZERO(cq);
-	if (!IS_ERR(cq))
-		s->other_ret = ib_destroy_cq_user(cq, NULL);
-out:
-	s->destroy_pending = !completion_done(&s->destroy_done);
-	complete(&s->other_done);
-}
-
-static void xrc_stall_wait(void *arg)
-{
-	struct xrc_stall *s = arg;
-
-	flush_work(&s->other);
-	flush_work(&s->destroy);
+	return shca_cmd_exec(o->sdev, &query) != 0;
 }
 
 /*
@@ -566,41 +525,34 @@ static void shca_test_xrc_destroy_srq_waits_alone(struct kunit *test)
 	struct ib_qp *tgt = xrc_qp(e, IB_QPT_XRC_TGT, xrcd);
 	struct ib_qp *ini = xrc_qp(e, IB_QPT_XRC_INI, NULL);
 	struct shca_hw_window *win;
-	struct xrc_stall *s;
+	struct xrc_stall_obj *o;
+	struct shca_test_stall *s;
 	struct ib_wc wc;
 
 	KUNIT_ASSERT_EQ(test, 0, xrc_connect(e, tgt, ini->qp_num));
 	KUNIT_ASSERT_EQ(test, 0, xrc_connect(e, ini, tgt->qp_num));
 	KUNIT_ASSERT_EQ(test, 0, xrc_post_recv(e, srq, 1, 1024));
-	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	s->e = e;
-	s->srq = srq;
-	s->srqn = to_shca_srq(srq)->srqn;
-	INIT_WORK(&s->destroy, xrc_stall_destroy_fn);
-	INIT_WORK(&s->other, xrc_stall_other_fn);
-	init_completion(&s->destroy_done);
-	init_completion(&s->other_done);
-	/* Cleanup runs backwards: the window opens before the workers end. */
-	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, xrc_stall_wait, s));
+	o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	o->sdev = to_shca_dev(e->dev);
+	o->srq = srq;
+	o->srqn = to_shca_srq(srq)->srqn;
+	s = shca_test_stall_new(test, e->dev, xrc_stall_destroy, xrc_stall_gone,
+				o);
 	win = shca_test_window_arm(test, e->dev, SHCA_WIN_CQE_PUBLISH,
 				   tgt->qp_num);
 	memset(e->buf, 0x3c, XRC_MSG);
-	xrc_send(e, ini, s->srqn, 1, 0);
+	xrc_send(e, ini, o->srqn, 1, 0);
 	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, SHCA_TEST_WAIT));
 
-	queue_work(system_unbound_wq, &s->destroy);
-	queue_work(system_unbound_wq, &s->other);
-	if (!wait_for_completion_timeout(&s->other_done, 3 * SHCA_TEST_WAIT))
-		KUNIT_FAIL(test, "the device's other commands waited");
+	shca_test_stall_run(s);
+	shca_test_stall_expect_alone(test, s);
 	KUNIT_EXPECT_EQ(test, SHCA_HW_WIN_HELD, shca_hw_window_state(win));
-	KUNIT_EXPECT_TRUE(test, s->destroy_pending);
-	KUNIT_EXPECT_EQ(test, 0, s->other_ret);
 
 	shca_hw_window_release(win);
-	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&s->destroy_done,
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&s->cmd_done,
 							    SHCA_TEST_WAIT));
+	KUNIT_EXPECT_EQ(test, 0, s->cmd_ret);
 	/* The message in flight was taken whole before the SRQ went. */
 	xrc_poll(e, e->scq, &wc, 1);
 	KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc.status);

@@ -57,7 +57,7 @@ tarball_ok() {
 fetch_tarball() {
 	local tmp v versions got=
 	tmp=$(mktemp -d)
-	# shellcheck disable=SC2064	# expand $tmp now
+	# shellcheck disable=SC2064 # expand $tmp now
 	trap "rm -rf '$tmp'" EXIT
 	mkdir -p "$tmp/lists/partial" "$tmp/dl"
 	cat > "$tmp/trixie-src.sources" <<-EOF

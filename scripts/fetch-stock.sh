@@ -40,7 +40,7 @@ stock_download() {
 		sed -n 's/^ *Depends: \(linux-\(headers-.*-common\|kbuild-.*\)\)$/\1/p' |
 		sort -u)
 	[ -n "$deps" ] || return 1
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # one package name a word
 	cd "$dir/debs" && apt-get download -q "$(shca_stock_image "$rel")" \
 		"linux-headers-$rel" $deps
 }

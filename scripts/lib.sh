@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Shared settings for the shca scripts.  Sourced, never run.
 
 SHCA_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

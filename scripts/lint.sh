@@ -4,7 +4,7 @@
 # Style checks of the C sources, with the kernel's own tools: checkpatch
 # --strict, kernel-doc -Wall and sparse (through a C=1 build against the
 # debug kernel), and that the release number agrees wherever it stands
-# (scripts/check-version.sh).  libshca and the userspace tests are checked with
+# (scripts/check-version.sh); shellcheck of every shell script.  libshca and the userspace tests are checked with
 # checkpatch too, but keep userspace C types and errno values; libshca
 # must also compile clean with -Wall -Wextra -Werror (build-user.sh).
 # Reports in KTAP: the plan, then "ok N NAME" or "not ok N NAME" per check,
@@ -15,13 +15,13 @@ set -uo pipefail
 
 src=$(shca_srcdir)
 [ -x "$src/scripts/checkpatch.pl" ] || "$SHCA_TOP/scripts/build-kernel.sh" >/dev/null
-cd "$SHCA_TOP"
+cd "$SHCA_TOP" || exit 1
 files=$(git ls-files '*.c' '*.h' 2>/dev/null)
 [ -n "$files" ] || files=$(find drivers kunit include -name '*.[ch]' 2>/dev/null)
 rc=0 n=0 notes=
 
 echo "KTAP version 1"
-echo "1..4"
+echo "1..5"
 
 # say TEXT...: a finding, printed as a KTAP comment before the result.
 say() {
@@ -80,11 +80,11 @@ elif out=$(checkpatch -f "$canary") ||
 	report checkpatch FAIL
 else
 	st=0
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # one file name a word
 	out=$(checkpatch --ignore FILE_PATH_CHANGES -f $kfiles) || st=1
 	say "$out"
 	if [ -n "$ufiles" ]; then
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086 # one file name a word
 		out=$(checkpatch --ignore FILE_PATH_CHANGES,PREFER_KERNEL_TYPES,USE_NEGATIVE_ERRNO \
 			-f $ufiles) || st=1
 		say "$out"
@@ -92,7 +92,7 @@ else
 	if [ $st -eq 0 ]; then report checkpatch PASS; else report checkpatch FAIL; fi
 fi
 
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # one file name a word
 out=$(perl "$src/scripts/kernel-doc" -none -Wall $files 2>&1)
 st=$?
 if [ -z "$out" ] && [ $st -eq 0 ]; then
@@ -101,6 +101,49 @@ else
 	say "$out"
 	say "kernel-doc: exit status $st"
 	report kernel-doc FAIL
+fi
+
+# Shell scripts: shellcheck's warnings and errors (its style notes, such
+# as a variable left unquoted because it is meant to split, are the
+# reviewer's call), each disable in a script with its reason beside it;
+# and no pipeline into grep -q, which pipefail turns into a failure when
+# grep stops reading at its first match (testing.rst).  A "bash -c"
+# string runs in a shell without pipefail.  A planted defect first.
+shca_need_pkgs shellcheck
+shfiles=$(git ls-files '*.sh' .ci/run 2>/dev/null)
+printf '#!/bin/bash\ncd /nonexistent\n' > "$canary"
+if ! command -v shellcheck >/dev/null; then
+	say "no shellcheck"
+	report shellcheck FAIL
+elif out=$(shellcheck -S warning -f gcc "$canary" 2>&1) ||
+     ! grep -q 'SC2164' <<<"$out"; then
+	say "$out"
+	say "shellcheck does not find a planted defect: it does not work"
+	report shellcheck FAIL
+elif [ -z "$shfiles" ]; then
+	say "no shell scripts to check"
+	report shellcheck FAIL
+else
+	st=0
+	# shellcheck disable=SC2086 # one file name a word
+	out=$(shellcheck -x -S warning -f gcc $shfiles 2>&1) || st=1
+	say "$out"
+	# shellcheck disable=SC2086 # one file name a word
+	out=$(grep -nE '\|[[:space:]]*grep[[:space:]]+(-[a-zA-Z]*q|--quiet)' \
+		$shfiles | grep -v 'bash -c "')
+	if [ -n "$out" ]; then
+		say "$out"
+		say "a pipeline into grep -q: use grep -q PATTERN <<<\"\$(CMD)\""
+		st=1
+	fi
+	# shellcheck disable=SC2086 # one file name a word
+	out=$(grep -nE '# shellcheck disable=[A-Z0-9,]+[[:space:]]*$' $shfiles)
+	if [ -n "$out" ]; then
+		say "$out"
+		say "a shellcheck disable without its reason on the line"
+		st=1
+	fi
+	if [ $st -eq 0 ]; then report shellcheck PASS; else report shellcheck FAIL; fi
 fi
 
 if out=$("$SHCA_TOP/scripts/check-version.sh" 2>&1); then

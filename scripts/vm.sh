@@ -163,9 +163,9 @@ qemu=(qemu-system-x86_64 -nic none -machine "$machine" -accel "$accel"
 	-no-reboot -kernel "$bzimage" -initrd "$out/initramfs.gz"
 	-append "$cmdline"
 	-fsdev "local,id=hostroot,path=$sysroot,security_model=none,readonly=on,multidevs=remap"
-	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
+	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot"
 	-fsdev "local,id=scratch,path=$out,security_model=none,multidevs=remap"
-	-device virtio-9p-pci,fsdev=scratch,mount_tag=scratch)
+	-device "virtio-9p-pci,fsdev=scratch,mount_tag=scratch")
 
 shca_log "booting $kernel kernel $rel ($accel)"
 if [ $interactive -eq 1 ]; then

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Helpers for the fault-injection tests (tests/integration/fault_*.sh),
 # sourced after tests/lib.sh.
 #
@@ -52,7 +53,9 @@ shca_text_range() {
 # really is (reading all of /proc/kallsyms takes minutes under emulation);
 # from /proc/kallsyms when there is no System.map.
 ksym_range() {
-	local map=/lib/modules/$(uname -r)/build/System.map k m r off
+	local map k m r off
+
+	map=/lib/modules/$(uname -r)/build/System.map
 
 	if [ -r "$map" ]; then
 		k=$(grep -m 1 ' _stext$' /proc/kallsyms || true)
@@ -115,6 +118,7 @@ fault_restore() {
 
 # fault_injected: set slab and page to the faults of each kind injected
 # since fault_setup.  Builtins only: it runs once or twice a step.
+# shellcheck disable=SC2034 # slab and page are the caller's to read
 fault_injected() {
 	local t
 
@@ -133,9 +137,9 @@ res_summary() {
 # print its errno (0 for success).
 KSTEP_CTL=/sys/kernel/debug/shca_kstep/step
 kstep() {
-	local w1 w2 w3
+	local w1 w3
 	echo "$1" > $KSTEP_CTL 2>/dev/null || true
-	while read -r w1 w2 w3; do
+	while read -r w1 _ w3; do
 		if [ "$w1" = last ]; then echo "$w3"; fi
 	done < $KSTEP_CTL
 }

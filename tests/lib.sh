@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Helpers for the integration tests (tests/integration/*.sh).  Sourced by
 # each test, which runs in the guest as root with shca loaded and no shca
 # device present.
@@ -32,7 +33,7 @@ kernel_before() {
 # "link" for them, with an error and nothing on stdout.
 res_of() {
 	local filter=dev
-	[ "$1" != qp ] || filter=link
+	[ "$1" != qp ] || filter="link"
 	rdma res show "$1" "$filter" "$2"
 }
 
@@ -81,8 +82,7 @@ sysfs_of() {
 # wait_for CMD...: poll CMD for up to 10 seconds.  For state that ib_core
 # updates from a workqueue (the GID table, deferred unregistration).
 wait_for() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		"$@" && return 0
 		sleep 0.1
 	done
@@ -157,11 +157,10 @@ netns_mode() {
 
 # netns_cleanup: undo netns_setup, back to shared mode.
 netns_cleanup() {
-	local i
 	ip netns del shca_ns1 2>/dev/null || true
 	ip link del shca_n0 2>/dev/null || true
 	ip link del shca_n1 2>/dev/null || true
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		rdma system set netns shared 2>/dev/null && break
 		sleep 0.1
 	done

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Helpers for the NVMe over RDMA tests (tests/integration/nvme_rdma*.sh)
 # and the bench, sourced after tests/lib.sh.
 #

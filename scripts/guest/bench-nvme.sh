@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # $dir and $smoke are bench.sh's, which sources this
 # The NVMe over RDMA part of the bench, sourced by scripts/guest/bench.sh
 # with its devices up (shca_b on 10.21.0.1, rxe_b on 10.22.0.1) and its
 # $dir, $log, $smoke and note(); appends two rows to $dir/perftest.csv.

@@ -117,7 +117,7 @@ printf '  (the server on shca1, the client on shca0; GID 3 is the IPv4 one)\n'
 ibv_rc_pingpong -d shca1 -g 3 -n 200 -e > "$SHCA_OUT/demo-pp.txt" 2>&1 &
 srv=$!
 for i in $(seq 100); do
-	ss -ltn | grep -q ':18515 ' && break
+	grep -q ':18515 ' <<<"$(ss -ltn)" && break
 	sleep 0.1
 done
 run ibv_rc_pingpong -d shca0 -g 3 -n 200 -e 127.0.0.1
@@ -129,13 +129,13 @@ printf '  (a process, its QPs and CQs, as rdma res sees them mid-run:)\n'
 ibv_rc_pingpong -d shca1 -g 3 -n 100000 > /dev/null 2>&1 &
 srv=$!
 for i in $(seq 100); do
-	ss -ltn | grep -q ':18515 ' && break
+	grep -q ':18515 ' <<<"$(ss -ltn)" && break
 	sleep 0.1
 done
 ibv_rc_pingpong -d shca0 -g 3 -n 100000 127.0.0.1 > /dev/null 2>&1 &
 cli=$!
 for i in $(seq 100); do
-	rdma res show qp link shca0 | grep -q ibv_rc && break
+	grep -q ibv_rc <<<"$(rdma res show qp link shca0)" && break
 	sleep 0.1
 done
 run bash -c "rdma res show qp link shca0 | grep ibv_rc"

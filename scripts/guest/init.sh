@@ -18,7 +18,7 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 fi
 
 if [ -n "$SHCA_INTERACTIVE" ]; then
-	# shellcheck disable=SC1091
+	# shellcheck disable=SC1091 # the guest's path, not the host's
 	. "$SHCA_TOP/scripts/guest/lib.sh"
 	shca_guest_load || echo "shca-init: loading shca failed"
 	echo "shca guest: $(uname -r).  shca is loaded; 'exit' powers off."

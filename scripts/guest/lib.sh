@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Helpers for scripts that run inside the test guest.  Sourced.
 
 export SHCA_BUILD=$SHCA_TOP/out/build-$SHCA_KERNEL

@@ -80,6 +80,9 @@ if [ $inj -eq 0 ]; then
 	rdma link delete shca0
 fi
 shca_steps=$((n - 1)) stop_where=${where:-none}
+# ib_alloc_device() and the model allocate in shca's text, surely: no
+# fault failing a step means the filter no longer matches it.
+[ "$failed" -ge 1 ] || fail "no fault failed a link add: is the filter still shca's text?"
 
 # Now inside ib_register_device(): its first allocations, one at a time.
 reg=$(ksym_range ib_register_device)

@@ -48,7 +48,7 @@ echo "$n creates and modifies failed with -EIO, then worked"
 echo 50 > $F/probability
 echo -1 > $F/times
 ok=0 eio=0
-for i in $(seq 3); do
+for _ in $(seq 3); do
 	for s in $steps; do
 		r=$(kstep $s)
 		case $r in
@@ -60,6 +60,12 @@ for i in $(seq 3); do
 done
 [ "$(res_summary shca0)" = "$base" ] || fail "random failures left '$(res_summary shca0)', before '$base'"
 echo "probability 50: $ok worked, $eio failed with -EIO"
+# Both outcomes, or the round proved one path only.  A step's commands
+# are a handful at most, so each of its 24 runs works with probability
+# 1/32 or better and fails with 1/2 or better: one outcome alone has odds
+# under 1e-6.
+[ $ok -ge 1 ] && [ $eio -ge 1 ] ||
+	fail "probability 50 gave one outcome only: $ok worked, $eio failed"
 
 # Every command that may fail does; the destroys of rmmod still work.
 echo 100 > $F/probability

@@ -32,8 +32,8 @@ now_ms() {
 # teardown_started: true once a teardown is under way; polls without a
 # fork, so that rmmod starts well inside the window.
 teardown_started() {
-	local i v
-	for i in $(seq 20000); do
+	local v
+	for _ in $(seq 20000); do
 		read -r v < $dbg/teardowns
 		[ "$v" -eq 0 ] || return 0
 	done

@@ -29,7 +29,7 @@ hold() {
 trap '[ -z "${HOLD_PID:-}" ] || kill -9 $HOLD_PID 2>/dev/null' EXIT
 
 # kill -9 with live objects, a few times over.
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	hold
 	kill -9 "$HOLD_PID"
 	wait "$HOLD_PID" 2>/dev/null || true
