@@ -32,10 +32,10 @@
 #include "shca_hw_int.h"
 
 /*
- * The limits a process could otherwise turn into gigabytes of rings, as
- * module parameters.  Every ring is also charged to the memory cgroup of
- * the process that creates it.  A device takes the values in force when
- * it is created.
+ * The limits a process could otherwise turn into gigabytes of rings, and
+ * the address handles the device advertises, as module parameters.  Every
+ * ring is also charged to the memory cgroup of the process that creates
+ * it.  A device takes the values in force when it is created.
  */
 static unsigned int max_qp = 1024;
 module_param(max_qp, uint, 0444);
