@@ -2,7 +2,8 @@
 /*
  * KUnit: completion queues, through the real driver: arming for the next
  * and for solicited completions, missed events, resize with live CQEs
- * (also under a CQE the device is still writing),
+ * (also under a CQE the device is still writing, and held between the
+ * chunks of its copy),
  * interrupt moderation and refused attributes.
  */
 #include <kunit/test.h>
@@ -107,9 +108,10 @@ static void shca_test_notify_reports_missed_events(struct kunit *test)
 						  IB_CQ_REPORT_MISSED_EVENTS));
 }
 
-static void shca_test_resize_keeps_cqes(struct kunit *test)
+/* A connected RC pair, and three RDMA writes of @a's unpolled in its CQ. */
+static void shca_test_three_unpolled(struct kunit *test, struct shca_tq *a,
+				     struct shca_tq *b)
 {
-	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
 	int i, err;
 
 	shca_test_pair(test, a, b, IB_QPT_RC, 8);
@@ -120,6 +122,14 @@ static void shca_test_resize_keeps_cqes(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0, err);
 	}
 	shca_test_wait_idle(test, a);
+}
+
+static void shca_test_resize_keeps_cqes(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	int i, err;
+
+	shca_test_three_unpolled(test, a, b);
 	/* Too small for what is waiting in the ring. */
 	KUNIT_EXPECT_EQ(test, -EINVAL, ib_resize_cq(a->cq, 1));
 	KUNIT_ASSERT_EQ(test, 0, ib_resize_cq(a->cq, 100));
@@ -129,12 +139,6 @@ static void shca_test_resize_keeps_cqes(struct kunit *test)
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 4, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_test_expect(test, a, IB_WC_SUCCESS, 4);
-}
-
-static void shca_test_cq_window_reset(void *win)
-{
-	shca_hw_window_release(win);
-	shca_hw_window_set_qpn(win, 0);
 }
 
 /*
@@ -150,21 +154,10 @@ static void shca_test_resize_in_cqe_publish_window(struct kunit *test)
 	int i, err, cqe;
 	u64 passes;
 
-	shca_test_pair(test, a, b, IB_QPT_RC, 8);
-	shca_test_connect(test, a, b);
+	shca_test_three_unpolled(test, a, b);
 	cqe = a->cq->cqe;
-	for (i = 1; i <= 3; i++) {
-		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, i, 0, 0,
-					  8, 0);
-		KUNIT_ASSERT_EQ(test, 0, err);
-	}
-	shca_test_wait_idle(test, a);
-	win = shca_hw_window(to_shca_dev(a->dev)->hw, SHCA_WIN_CQE_PUBLISH);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   shca_test_cq_window_reset,
-							   win));
-	shca_hw_window_set_qpn(win, a->qp->qp_num);
-	shca_hw_window_arm(win);
+	win = shca_test_window_hold(test, a->dev, SHCA_WIN_CQE_PUBLISH,
+				    a->qp->qp_num);
 	passes = shca_hw_window_passes(win);
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 4, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
@@ -185,6 +178,85 @@ static void shca_test_resize_in_cqe_publish_window(struct kunit *test)
 	err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 5, 0, 0, 8, 0);
 	KUNIT_ASSERT_EQ(test, 0, err);
 	shca_test_expect(test, a, IB_WC_SUCCESS, 5);
+}
+
+/* An ib_resize_cq() run in a work item, for a test that holds it. */
+struct shca_test_resize {
+	struct work_struct work;
+	struct ib_cq *cq;
+	int cqe;
+	int ret;
+	struct completion done;
+};
+
+static void shca_test_resize_fn(struct work_struct *work)
+{
+	struct shca_test_resize *r = container_of(work, struct shca_test_resize,
+						  work);
+
+	r->ret = ib_resize_cq(r->cq, r->cqe);
+	complete(&r->done);
+}
+
+/*
+ * Hold RESIZE_CQ between the chunks of its copy (the cq_resize window):
+ * the CQ stays live, no lock of it held and interrupts on.  A poll finds
+ * nothing, an arm that asks about missed events is told of none, and the
+ * device writes a fourth CQE into the old ring meanwhile.  Once the
+ * resize is done, the completion handler is called for the poll that
+ * found nothing, with no arm to raise an event, and the four come out of
+ * the new ring in order.
+ */
+static void shca_test_resize_copies_with_the_cq_live(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct shca_test_resize *r = kunit_kzalloc(test, sizeof(*r),
+						   GFP_KERNEL);
+	unsigned long end = jiffies + 5 * HZ;
+	struct shca_hw_window *win;
+	struct ib_wc wc;
+	int i, err, events;
+	bool held, idle;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	shca_test_three_unpolled(test, a, b);
+	win = shca_test_window_hold(test, a->dev, SHCA_WIN_CQ_RESIZE,
+				    to_shca_cq(a->cq)->cqn);
+	events = atomic_read(&a->comp_events);
+	r->cq = a->cq;
+	r->cqe = 100;
+	init_completion(&r->done);
+	INIT_WORK(&r->work, shca_test_resize_fn);
+	queue_work(system_unbound_wq, &r->work);
+	held = shca_hw_window_wait_held(win, 5 * HZ);
+	KUNIT_EXPECT_TRUE(test, held);
+	if (held) {
+		KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(a->cq, 1, &wc));
+		KUNIT_EXPECT_EQ(test, 0,
+				ib_req_notify_cq(a->cq, IB_CQ_SOLICITED |
+						 IB_CQ_REPORT_MISSED_EVENTS));
+		err = shca_test_post_send(a, b, IB_WR_RDMA_WRITE, 4, 0, 0, 8,
+					  0);
+		KUNIT_EXPECT_EQ(test, 0, err);
+		while (!(idle = shca_test_sq_idle(a)) &&
+		       time_before(jiffies, end))
+			usleep_range(50, 200);
+		/* The device wrote the CQE while the copy was held. */
+		KUNIT_EXPECT_TRUE(test, idle);
+		KUNIT_EXPECT_FALSE(test, completion_done(&r->done));
+		KUNIT_EXPECT_EQ(test, events, atomic_read(&a->comp_events));
+	}
+	shca_hw_window_release(win);
+	wait_for_completion(&r->done);
+	KUNIT_ASSERT_EQ(test, 0, r->ret);
+	KUNIT_EXPECT_EQ(test, 127, a->cq->cqe);
+	KUNIT_EXPECT_EQ(test, events + 1, atomic_read(&a->comp_events));
+	for (i = 1; i <= 4; i++)
+		shca_test_expect(test, a, IB_WC_SUCCESS, i);
+	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(a->cq, 1, &wc));
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
+	KUNIT_EXPECT_EQ(test, 0ULL,
+			shca_test_counter(a->dev, SHCA_CNT_CQ_OVERFLOW));
 }
 
 static void shca_test_moderation_holds_the_event_until_count(struct kunit *test)
@@ -234,6 +306,7 @@ static struct kunit_case shca_cq_cases[] = {
 	KUNIT_CASE(shca_test_notify_reports_missed_events),
 	KUNIT_CASE(shca_test_resize_keeps_cqes),
 	KUNIT_CASE(shca_test_resize_in_cqe_publish_window),
+	KUNIT_CASE(shca_test_resize_copies_with_the_cq_live),
 	KUNIT_CASE(shca_test_moderation_holds_the_event_until_count),
 	KUNIT_CASE(shca_test_create_cq_refuses_bad_attrs),
 	{}

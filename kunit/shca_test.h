@@ -160,6 +160,9 @@ void shca_test_window_reset(void *win);
 struct shca_hw_window *shca_test_window_arm(struct kunit *test,
 					    struct ib_device *dev,
 					    enum shca_hw_window_id id, u32 qpn);
+struct shca_hw_window *shca_test_window_hold(struct kunit *test,
+					     struct ib_device *dev,
+					     enum shca_hw_window_id id, u32 key);
 u32 shca_test_hw_create(struct kunit *test, struct shca_hw *hw,
 			struct shca_hw_cmd *cmd);
 void shca_test_hw_qp_new(struct kunit *test, struct shca_hw *hw, bool user,

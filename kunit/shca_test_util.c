@@ -896,7 +896,6 @@ struct shca_hw_window *shca_test_window_arm(struct kunit *test,
 					    enum shca_hw_window_id id, u32 qpn)
 {
 	struct shca_hw *hw = to_shca_dev(dev)->hw;
-	struct shca_hw_window *win = shca_hw_window(hw, id);
 	unsigned long end = jiffies + SHCA_TEST_WAIT;
 
 	/*
@@ -909,10 +908,28 @@ struct shca_hw_window *shca_test_window_arm(struct kunit *test,
 		usleep_range(50, 200);
 	}
 
+	return shca_test_window_hold(test, dev, id, qpn);
+}
+
+/**
+ * shca_test_window_hold() - arm a device's race window for one key
+ * @test: the test; the window is released and cleared when it ends
+ * @dev: the device
+ * @id: the window
+ * @key: what the window is passed for (a QPN, or a CQN for cq_resize)
+ *
+ * Return: the window.
+ */
+struct shca_hw_window *shca_test_window_hold(struct kunit *test,
+					     struct ib_device *dev,
+					     enum shca_hw_window_id id, u32 key)
+{
+	struct shca_hw_window *win = shca_hw_window(to_shca_dev(dev)->hw, id);
+
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
 							   shca_test_window_reset,
 							   win));
-	shca_hw_window_set_qpn(win, qpn);
+	shca_hw_window_set_qpn(win, key);
 	shca_hw_window_arm(win);
 	return win;
 }

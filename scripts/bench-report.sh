@@ -36,7 +36,8 @@ awk -F, -v copy="$copy" 'NR == 1 {
 	next
 }
 {
-	ok = $5 != "nan" && $6 != "nan" && $6 > 0
+	# A figure of 0 is no figure: a latency of 0 meets no goal.
+	ok = $5 != "nan" && $6 != "nan" && $5 > 0 && $6 > 0
 	r = ok ? $5 / $6 : 0
 	ratio = ok ? sprintf("%.3f", r) : "nan"
 	goal = ""; met = ""; share = ""

@@ -23,12 +23,17 @@
 # Every test program reports in KTAP, and scripts/ktap.sh reads them all:
 # a report short of its plan, or malformed, is a failure.
 #
+# Every skip must be one that tests/skips/KERNEL expects, for its reason:
+# a skip no manifest lists is a failure, and so is a listed one that ran
+# (scripts/skips.sh).
+#
 # Ends with "N passed, N failed, N skipped" and exits non-zero on any
 # failure, including a kernel report (BUG, WARNING, KASAN, UBSAN, lockdep,
 # kmemleak, hung task) in either guest.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ktap.sh"
+. "$(dirname "$0")/skips.sh"
 
 do_lint=1 do_kunit=1 do_itest=1 do_pkg=1
 case "${1:-}" in
@@ -48,14 +53,20 @@ done
 passed=0 failed=0 skipped=0
 failures=()
 
+skips_load
+
 record() {
-	case "$2" in
+	local j_name j_status
+
+	skip_judge "$@"
+	case "$j_status" in
 	PASS) passed=$((passed + 1)) ;;
 	SKIP) skipped=$((skipped + 1)) ;;
-	*) failed=$((failed + 1)); failures+=("$1") ;;
+	*) failed=$((failed + 1)); failures+=("$j_name") ;;
 	esac
-	printf '%-4s %s\n' "$2" "$1"
+	printf '%-4s %s\n' "$j_status" "${j_name}${3:+ # SKIP $3}"
 }
+
 
 finish() {
 	echo
@@ -120,9 +131,9 @@ if [ $do_lint -eq 1 ]; then
 fi
 
 # The parsers prove themselves on broken reports (host side): this one of
-# every KTAP report, and the KUnit report's.
+# every KTAP report, the KUnit report's, and the judge of skips.
 if [ $do_kunit -eq 1 ] || [ $do_itest -eq 1 ]; then
-	for t in ktap kunit_results; do
+	for t in ktap kunit_results skips ktap_check; do
 		"$SHCA_TOP/tests/host/$t.sh" > "$SHCA_TOP/out/host-$t.ktap" 2>&1
 		ktap_parse "host: ${t//_/-} " "$SHCA_TOP/out/host-$t.ktap" $?
 	done
@@ -202,5 +213,6 @@ if [ $do_pkg -eq 1 ]; then
 	done
 fi
 
+skips_unused "$suite" "$itest"
 shca_log "make check took $(( $(date +%s) - start ))s"
 finish

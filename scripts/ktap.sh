@@ -12,17 +12,18 @@
 #   ok 3 NAME # SKIP why
 #   # any other line beginning with "#" is a comment
 #
-# ktap_parse PREFIX FILE [STATUS] calls "record PREFIX+NAME PASS|FAIL|SKIP"
-# for each result at the top level (indented lines, a subtest's, are left
-# to its own result line), and turns into failures, named
-# "PREFIX+ktap: ...", whatever makes the report unsound: no report, no
-# version line, no plan, a result numbered out of order, fewer or more
-# results than the plan, and a non-zero STATUS (the program's exit status)
-# with no failed result to explain it.  A result whose directive is SKIP
+# ktap_parse PREFIX FILE [STATUS] calls "record PREFIX+NAME PASS|FAIL|SKIP
+# [WHY]" for each result at the top level (indented lines, a subtest's, are
+# left to its own result line; WHY is a skip's reason, the text after
+# "SKIP"), and turns into failures, named "PREFIX+ktap: ...", whatever
+# makes the report unsound: no report, no version line, no plan, a plan of
+# 0 (a filter that matched nothing), a result numbered out of order, fewer
+# or more results than the plan, and a non-zero STATUS (the program's exit
+# status) with no failed result to explain it.  A result whose directive is SKIP
 # counts as skipped, ok or not ok.  Lines that are not KTAP (a program's
 # chatter) are ignored.  The caller defines record(), which may keep its
 # tallies in globals of any name but ktap_parse's own locals (prefix, file,
-# status, line, version, plan, n, bad, ktap_failed, st): bash shows a
+# status, line, version, plan, n, bad, ktap_failed, st, why): bash shows a
 # function's locals to the functions it calls.  Returns non-zero if
 # anything failed.
 
@@ -45,7 +46,7 @@ ktap_line() {
 
 ktap_parse() {
 	local prefix=$1 file=$2 status=${3:-0}
-	local line version='' plan='' n=0 bad=0 ktap_failed=0 st
+	local line version='' plan='' n=0 bad=0 ktap_failed=0 st why
 	local plan_re='^1\.\.([0-9]+)$' version_re='^KTAP version [0-9]+$'
 
 	if [ ! -s "$file" ]; then
@@ -68,15 +69,18 @@ ktap_parse() {
 				record "${prefix}ktap: result $ktap_num where $n was due" FAIL
 				bad=1
 			fi
+			why=
 			if [[ ${ktap_dir^^} == SKIP* ]]; then
 				st=SKIP
+				why=${ktap_dir:4}
+				why=${why# }
 			elif [ "$ktap_ok" = ok ]; then
 				st=PASS
 			else
 				st=FAIL
 				ktap_failed=1
 			fi
-			record "$prefix$ktap_name" "$st"
+			record "$prefix$ktap_name" "$st" "$why"
 		fi
 	done < "$file"
 	if [ -z "$version" ]; then
@@ -85,6 +89,9 @@ ktap_parse() {
 	fi
 	if [ -z "$plan" ]; then
 		record "${prefix}ktap: no plan" FAIL
+		bad=1
+	elif [ "$plan" -eq 0 ]; then
+		record "${prefix}ktap: plan 0, nothing ran" FAIL
 		bad=1
 	elif [ "$n" -ne "$plan" ]; then
 		record "${prefix}ktap: $plan results planned, $n reported" FAIL

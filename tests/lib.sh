@@ -20,6 +20,31 @@ skip() {
 	exit 77
 }
 
+# ktap_check FILE [NAME...]: FILE holds a sound KTAP report of a test
+# program (shca_uverbs_test): a version line, results numbered in turn, a
+# plan of one or more that they meet, none "not ok", and "ok N NAME" for
+# each NAME.  Fails with what is wrong.
+ktap_check() {
+	local f=$1 why c
+	shift
+	why=$(awk '
+		/^KTAP version 1$/ { v = 1 }
+		/^1\.\.[0-9]+$/ { if (plan != "") print "a second plan"
+			plan = substr($0, 4) + 0 }
+		/^(not )?ok [0-9]+ / { n++
+			num = $1 == "ok" ? $2 : $3
+			if (!v) print "a result before the version line"
+			if (num != n) print "result " num " where " n " was due"
+			if ($1 == "not") print }
+		END { if (plan == "") print "no plan: the report stops short"
+			else if (plan == 0) print "plan 0"
+			else if (plan != n) print plan " results planned, " n " reported" }' "$f")
+	[ -z "$why" ] || fail "$f: $why"
+	for c in "$@"; do
+		grep -qE "^ok [0-9]+ $c\$" "$f" || fail "$f: no 'ok $c'"
+	done
+}
+
 # kernel_before MAJOR.MINOR: whether the running kernel is older.  For
 # what an older ib_core lacks, and shca with it (shca_compat.h).
 kernel_before() {

@@ -12,10 +12,13 @@
 # asks), and reports them in KTAP in $SHCA_OUT/results: the version line,
 # the plan (one result per test), then "ok N NAME", "ok N NAME # SKIP" or
 # "not ok N NAME" as each test ends (a guest that dies leaves a report
-# short of its plan).  A test exits 0 to pass and 77 to skip; it fails too
-# if shca cannot be unloaded after it.  A test with a "# shca-kernels:
-# K..." line runs on those kernels only (debug, stock, stock61) and is skipped on
-# the others, saying so.  Each result also goes to the kernel log as
+# short of its plan).  A test exits 0 to pass and 77 to skip, after
+# saying why on a line "SKIP: why" (tests/lib.sh's skip()), which becomes
+# the result's reason; it fails too if shca cannot be unloaded after it.
+# A test with a "# shca-kernels: K..." line runs on those kernels only
+# (debug, stock, stock61) and is skipped on the others, saying so; a name
+# there that is no kernel's fails the test everywhere.  make check holds
+# every skip against tests/skips/KERNEL.  Each result also goes to the kernel log as
 # "shca-test: NAME PASS|FAIL|SKIP".
 . "$SHCA_TOP/scripts/guest/lib.sh"
 
@@ -76,7 +79,16 @@ if [ -n "$itest" ]; then
 	fi
 	for t in "${tests[@]}"; do
 		name=$(basename "$t" .sh)
-		only=$(sed -n 's/^# shca-kernels: \([a-z0-9 ]\+\)$/\1/p' "$t")
+		only=$(sed -n 's/^# shca-kernels: //p' "$t")
+		unknown=
+		for k in $only; do
+			[[ " debug stock stock61 " == *" $k "* ]] ||
+				unknown+=" $k"
+		done
+		if [ -n "$unknown" ]; then
+			result "$name" FAIL "no kernel named$unknown in its shca-kernels line"
+			continue
+		fi
 		if [ -n "$only" ] && [[ " $only " != *" $SHCA_KERNEL "* ]]; then
 			result "$name" SKIP "runs on the $only kernel only"
 			continue
@@ -106,7 +118,9 @@ if [ -n "$itest" ]; then
 		elif [ $rc -eq 0 ]; then
 			result "$name" PASS
 		elif [ $rc -eq 77 ]; then
-			result "$name" SKIP
+			why=$(sed -n 's/^SKIP: //p' "$SHCA_OUT/itest-$name.log" |
+				tail -n 1)
+			result "$name" SKIP "${why:-it gave no reason}"
 		else
 			result "$name" FAIL "exit status $rc"
 		fi

@@ -59,12 +59,23 @@ err() {
 	errors=$((errors + 1))
 }
 
-# dev_stats DEV: add a device's counters to the totals before it goes.
+# dev_stats DEV: add a device's counters to the totals before it goes.  A
+# counter row that is missing is an error, not a 0.
 dev_stats() {
-	local s
+	local s v k
+	[ -n "${devup[$1]}" ] || return 0
 	s=$(rdma statistic show link "$1/1" 2>/dev/null | tr ' ' '\n')
-	stray=$(( stray + $(echo "$s" | awk '$0 == "stray_cqes" { getline; print; exit }' | grep . || echo 0) ))
-	cqes=$(( cqes + $(echo "$s" | awk '$0 == "cqes_written" { getline; print; exit }' | grep . || echo 0) ))
+	for k in stray_cqes cqes_written; do
+		v=$(awk -v k="$k" '$0 == k { getline; print; exit }' <<<"$s")
+		if ! [[ $v =~ ^[0-9]+$ ]]; then
+			err "$1 has no $k counter: $(head -c 200 <<<"$s")"
+			continue
+		fi
+		case $k in
+		stray_cqes) stray=$((stray + v)) ;;
+		cqes_written) cqes=$((cqes + v)) ;;
+		esac
+	done
 }
 
 netdev_up() {
@@ -336,8 +347,11 @@ rdma link delete shca1 || err "rdma link delete shca1 at the end failed"
 wait_for bash -c '[ -z "$(rdma res show)" ]' ||
 	err "rdma res is not empty at the end: $(rdma res show)"
 # Unloaded, so that the guest's last kmemleak scan sees all of it freed.
-timeout 300 rmmod shca || err "rmmod shca at the end failed"
-count "op rmmod shca (idle)"
+if timeout 300 rmmod shca; then
+	count "op rmmod shca (idle)"
+else
+	err "rmmod shca at the end failed"
+fi
 ip link del shca_d0 2>/dev/null
 ip link del shca_d1 2>/dev/null
 [ "$stray" -eq 0 ] || err "the driver met $stray CQEs it could not place"
@@ -356,10 +370,20 @@ for f in "$wdir"/stats.*; do
 done
 errors=$(( errors + ${sum[errors]:-0} ))
 
+# Any soak must have checked completions (a thousand of each kind: a
+# short one on the debug kernel checks tens of thousands), seen a process
+# end clean with all of them in, and drained quietly on CQ events.
+for k in cqe_checked_send cqe_checked_recv; do
+	[ "${sum[$k]:-0}" -ge 1000 ] || err "only ${sum[$k]:-0} $k"
+done
+[ "${ops["end clean, all completions in"]:-0}" -gt 0 ] ||
+	err "no process ended clean with all its completions in"
+[ "${sum[op_quiet]:-0}" -gt 0 ] || err "no process drained quietly"
 # A soak of five minutes or more must have done each thing it claims to
 # do.  A shorter one may not get that far on a loaded host under TCG (the
 # debug kernel can take minutes over a device's removal and shca's unload).
 if [ "$seconds" -ge 300 ]; then
+	[ "${sum[cq_events]:-0}" -gt 0 ] || err "never happened: a CQ event"
 	for k in "fault kill -9 of a process" "fault rdma link delete under traffic" \
 		 "fault netdev deleted under traffic" "op rmmod shca (idle)" \
 		 "end clean, all completions in"; do

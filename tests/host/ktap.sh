@@ -4,7 +4,8 @@
 # Host-side self-test of scripts/ktap.sh, the one reader of every test
 # program's results: sound reports are counted as they say, and each way a
 # report breaks (results missing, too many, no plan, no version line,
-# numbers out of order, an exit status nothing explains, no report at all)
+# numbers out of order, a plan of 0, an exit status nothing explains, no
+# report at all)
 # is a failure, and the caller's own tallies see every result.  Reports in KTAP and exits non-zero if any case failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,12 +14,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "KTAP version 1"
-echo "1..14"
+echo "1..15"
 failed=0 n=0
 
 # What ktap_parse makes of a report: one "STATUS NAME" line per record.
 record() {
-	echo "$2 $1"
+	echo "$2 $1${3:+ ($3)}"
 }
 
 # check NAME STATUS WANT: parse the report on stdin, as a program that
@@ -43,7 +44,7 @@ check() {
 
 check sound 1 'PASS p: one
 FAIL p: two
-SKIP p: three
+SKIP p: three (not on this kernel)
 SKIP p: four' <<'EOF'
 KTAP version 1
 1..4
@@ -95,6 +96,10 @@ check no_plan 0 'PASS p: one
 FAIL p: ktap: no plan' <<'EOF'
 KTAP version 1
 ok 1 one
+EOF
+check plan_zero 0 'FAIL p: ktap: plan 0, nothing ran' <<'EOF'
+KTAP version 1
+1..0
 EOF
 check no_version_line 0 'PASS p: one
 FAIL p: ktap: no KTAP version line' <<'EOF'

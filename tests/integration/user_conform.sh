@@ -31,7 +31,8 @@ for c in conform_iova_mr_write conform_zero_based_mr_write \
 	conform_atomic_bad_lkey_and_rkey conform_atomic_unaligned_bad_lkey \
 	conform_ud_send \
 	conform_ud_ipv4_tos_and_ttl conform_traffic_after; do
-	grep -qx "ok $c" "$out" || fail "no 'ok $c'"
+	grep -qE "^ok [0-9]+ $c\$" "$out" || fail "no 'ok $c'"
 done
 [ $rc -eq 0 ] || fail "exit $rc: $(grep '^not ok' "$out")"
+ktap_check "$out"
 echo ok

@@ -18,10 +18,8 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 
 timeout 120 "$t" shca0 doorbell | tee "$SHCA_OUT/uverbs-doorbell.txt" ||
 	fail "$(grep '^not ok' "$SHCA_OUT/uverbs-doorbell.txt")"
-grep -q '^ok db_idle_wqe_runs_once' "$SHCA_OUT/uverbs-doorbell.txt" ||
-	fail "the held cases did not run"
+ktap_check "$SHCA_OUT/uverbs-doorbell.txt" db_idle_wqe_runs_once
 timeout 120 "$t" shca0 cq_arm | tee "$SHCA_OUT/uverbs-cq-arm.txt" ||
 	fail "$(grep '^not ok' "$SHCA_OUT/uverbs-cq-arm.txt")"
-grep -q '^ok cq_arm_window_polls_then_wakes' "$SHCA_OUT/uverbs-cq-arm.txt" ||
-	fail "the held arm case did not run"
+ktap_check "$SHCA_OUT/uverbs-cq-arm.txt" cq_arm_window_polls_then_wakes
 echo ok

@@ -4,8 +4,9 @@
 # module parameters, each described by modinfo.  Loaded with small ones,
 # the device reports them, and a process creating QPs and CQs until the
 # device refuses gets ENOMEM exactly at the limit (the device's own GSI
-# objects included), address handles up to max_ah, and the device
-# still carries traffic afterwards.
+# objects included), address handles up to max_ah, multicast attachments
+# up to max_mcast_per_process for each process, and the device still
+# carries traffic afterwards.
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core
@@ -13,7 +14,8 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 [ -x "$t" ] || fail "no $t; run scripts/build-user.sh"
 ko=$SHCA_BUILD/drivers/infiniband/sw/shca/shca.ko
 
-for p in max_qp max_qp_wr max_cq max_cqe max_srq max_ah; do
+for p in max_qp max_qp_wr max_cq max_cqe max_srq max_ah \
+	max_mcast_per_process; do
 	grep -q "^$p:[^:]*[a-z].*(uint)$" <<<"$(modinfo -F parm "$ko")" ||
 		fail "modinfo does not describe $p: $(modinfo -F parm "$ko")"
 done
@@ -21,7 +23,8 @@ done
 	fail "max_cq defaults to $(cat /sys/module/shca/parameters/max_cq)"
 
 rmmod shca
-insmod "$ko" max_qp=24 max_cq=12 max_cqe=1023 max_srq=3 max_ah=20
+insmod "$ko" max_qp=24 max_cq=12 max_cqe=1023 max_srq=3 max_ah=20 \
+	max_mcast_per_process=4
 [ "$(cat /sys/module/shca/parameters/max_qp)" = 24 ] || fail "max_qp not set"
 two_devices
 caps=$(ibv_devinfo -v -d shca0)
@@ -40,5 +43,14 @@ read -r _ nq nc na < <(grep '^limits ' "$out")
 [ $((nc + cqs)) -eq 12 ] || fail "$nc CQs beside the device's $cqs; max_cq is 12"
 # The kernel holds no address handle while nothing sends a MAD.
 [ "$na" -eq 20 ] || fail "$na AHs; max_ah is 20"
-grep -q '^ok limits_device_works_after$' "$out" || fail "no traffic afterwards"
+ktap_check "$out" limits_device_works_after
+
+# Each process gets max_mcast_per_process attachments, no more.
+out=$SHCA_OUT/uverbs-mcast-limit.txt
+timeout 120 "$t" shca0 mcast_limit > "$out" 2>&1 || fail "$(grep -v '^ok' "$out")"
+cat "$out"
+ktap_check "$out" mcast_limit_counts_all_the_process_qps \
+	mcast_limit_is_per_process mcast_limit_repeat_attach_takes_none \
+	mcast_limit_detach_returns_one mcast_limit_still_enforced \
+	mcast_limit_detach_returns_all mcast_limit_device_works_after
 echo ok

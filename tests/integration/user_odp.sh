@@ -25,6 +25,7 @@ invals=$(link_counter shca0 odp_invalidations)
 cat "$SHCA_OUT/uverbs-odp_cow.txt"
 [ "$(grep -c '^ok ' "$SHCA_OUT/uverbs-odp_cow.txt")" -eq 5 ] ||
 	fail "odp_cow reported $(grep -c '^ok ' "$SHCA_OUT/uverbs-odp_cow.txt") of 5 cases"
+ktap_check "$SHCA_OUT/uverbs-odp_cow.txt"
 /usr/bin/python3 "$SHCA_TOP/tests/user/odp_remap.py" shca0 3 20 ||
 	fail "ODP MR under remap, DONTNEED and fork"
 [ "$(link_counter shca0 odp_page_faults)" -gt "$faults" ] ||

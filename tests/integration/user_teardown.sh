@@ -17,6 +17,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 
 timeout 120 "$t" shca0 teardown | tee "$SHCA_OUT/uverbs-teardown.txt" ||
 	fail "$(grep '^not ok' "$SHCA_OUT/uverbs-teardown.txt")"
+ktap_check "$SHCA_OUT/uverbs-teardown.txt"
 
 # hold: start a process with live QPs, MRs and work in flight on shca0.
 hold() {
@@ -40,8 +41,7 @@ for _ in 1 2 3; do
 done
 # The device is whole.
 "$t" shca0 reset > "$SHCA_OUT/uverbs-reset-after-kills.txt" 2>&1
-grep -q '^ok reset_leftovers_never_run' "$SHCA_OUT/uverbs-reset-after-kills.txt" ||
-	fail "the device does not work after the kills: $(grep -v '^ok' "$SHCA_OUT/uverbs-reset-after-kills.txt")"
+ktap_check "$SHCA_OUT/uverbs-reset-after-kills.txt" reset_leftovers_never_run
 
 # The device removed under a live process: ib_core takes the process's
 # objects away and the removal does not wait for it to exit.
@@ -57,6 +57,5 @@ rdma link add shca0 type shca netdev shca_d0
 # the first match would kill the writer with SIGPIPE and fail the test.
 "$t" shca0 reset > "$SHCA_OUT/uverbs-reset-after-readd.txt" 2>&1 ||
 	fail "a re-added device does not work: $(grep -v '^ok' "$SHCA_OUT/uverbs-reset-after-readd.txt")"
-grep -q '^ok reset_leftovers_never_run' "$SHCA_OUT/uverbs-reset-after-readd.txt" ||
-	fail "a re-added device does not work"
+ktap_check "$SHCA_OUT/uverbs-reset-after-readd.txt" reset_leftovers_never_run
 echo ok

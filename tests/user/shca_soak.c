@@ -107,6 +107,7 @@ struct stats {
 	uint64_t op_mr_dereg;
 	uint64_t op_pd_alloc;
 	uint64_t op_ctx_open;
+	uint64_t op_quiet;
 	uint64_t cq_events;
 	uint64_t cqe_checked_send;
 	uint64_t cqe_checked_recv;
@@ -151,6 +152,7 @@ static const struct {
 	{ "op_mr_dereg", offsetof(struct stats, op_mr_dereg) },
 	{ "op_pd_alloc", offsetof(struct stats, op_pd_alloc) },
 	{ "op_ctx_open", offsetof(struct stats, op_ctx_open) },
+	{ "op_quiet", offsetof(struct stats, op_quiet) },
 	{ "cq_events", offsetof(struct stats, cq_events) },
 	{ "cqe_checked_send", offsetof(struct stats, cqe_checked_send) },
 	{ "cqe_checked_recv", offsetof(struct stats, cqe_checked_recv) },
@@ -1358,9 +1360,56 @@ static void teardown_all(void)
 		gone_or_die("closing");
 }
 
+/* Drain: take every completion expected, sleeping on cq[1]'s event. */
+static void drain_on_events(void)
+{
+	while (!stopping && !drained()) {
+		if (!poll_all())
+			wait_event(50);
+		if (now() - last_progress > STALL_SEC) {
+			stall_report();
+			finish(1);
+		}
+	}
+	last_progress = now();
+}
+
+/*
+ * Every few seconds the process posts nothing until every completion it
+ * expects is in, sleeping on cq[1]'s event whenever a poll finds nothing.
+ * Then, cq[1] armed, it sends once on a lane whose sends complete there:
+ * that completion must raise the event, within ten seconds.  So the
+ * event path carries completions, not busy polling alone.
+ */
+static void quiet(void)
+{
+	struct pollfd pfd = { chan->fd, POLLIN, 0 };
+	struct ibv_cq *ecq;
+	void *ectx;
+	int l;
+
+	st.op_quiet++;
+	drain_on_events();
+	for (l = 0; l < NLANES; l++)
+		if (lanes[l].scq == cq[1] && can_post(l))
+			break;
+	if (stopping || l == NLANES)
+		return;
+	if (ibv_req_notify_cq(cq[1], 0))
+		gone_or_die("ibv_req_notify_cq");
+	post_one(l);
+	if (poll(&pfd, 1, 10000) == 1 && !ibv_get_cq_event(chan, &ecq, &ectx)) {
+		ibv_ack_cq_events(ecq, 1);
+		st.cq_events++;
+	} else {
+		wrong("lane %d: no completion event on its armed CQ in 10 s", l);
+	}
+	drain_on_events();
+}
+
 int main(int argc, char **argv)
 {
-	double end, next_fault, next_stats;
+	double end, next_fault, next_stats, next_quiet;
 	unsigned int faults = 0;
 	struct sigaction sa = { .sa_handler = on_term };
 	int i, n;
@@ -1390,6 +1439,7 @@ int main(int argc, char **argv)
 	last_progress = now();
 	next_stats = last_progress;
 	next_fault = now() + 0.2 + rndn(1000) / 1000.0;
+	next_quiet = now() + 1 + rndn(2000) / 1000.0;
 	while (!stopping && now() < end) {
 		n = 0;
 		for (i = 0; i < NLANES; i++) {
@@ -1417,6 +1467,10 @@ int main(int argc, char **argv)
 				break;
 			}
 			next_fault = now() + 0.2 + rndn(1500) / 1000.0;
+		}
+		if (now() >= next_quiet) {
+			quiet();
+			next_quiet = now() + 1 + rndn(3000) / 1000.0;
 		}
 		if (now() >= next_stats) {
 			write_stats();

@@ -18,6 +18,8 @@
  *                                   memory.max fails with ENOMEM
  *   shca_uverbs_test DEV limits     QPs and CQs until the device refuses;
  *                                   prints "limits QPS CQS"
+ *   shca_uverbs_test DEV mcast_limit  one process's share of the
+ *                                   multicast table
  *   shca_uverbs_test DEV cqex       extended CQs: refused attributes, and
  *                                   every read_* field against ibv_poll_cq,
  *                                   timestamps against the device clock
@@ -65,10 +67,18 @@
  *                                   window, a zero-length MR, local
  *                                   checks before remote ones, a UD
  *                                   datagram's traffic class in its GRH
+ *   shca_uverbs_test DEV flood_cpu  a self-connected flood of large writes,
+ *                                   polled without system calls: a spinner
+ *                                   on the other CPU keeps its share
  *
- * DEV is an shca device with an IPv4 GID at index 3.  Each case prints
- * "ok NAME" or "not ok NAME # why"; the exit status is 1 if any failed,
- * 0 if none (never a count, which could wrap to 0 or read as a skip).
+ * DEV is an shca device with an IPv4 GID at index 3.  A test reports in
+ * KTAP, as the kernel's selftests do: "KTAP version 1", then "ok N NAME"
+ * or "not ok N NAME # why" for each case as it ends, then the plan,
+ * "1..N", once it has run to its end (a report that stops short has none).
+ * A test that cannot go on reports that as a failed case, "died".  The
+ * exit status is 1 if any case failed, 0 if none (never a count, which
+ * could wrap to 0 or read as a skip).  The _step tests and hold are tools
+ * of other tests, not reports: they print what they say above.
  * Bad input must get an error (or an error completion) and nothing else:
  * the kernel log is checked for reports by the harness, and every run ends
  * by showing the device still carries traffic.
@@ -76,13 +86,16 @@
  * It reaches under libshca (struct shca_qp and friends) to write into the
  * mapped rings directly, as a buggy or hostile process could.
  */
+#define _GNU_SOURCE	/* sched_setaffinity() */
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
@@ -104,6 +117,9 @@
 #define BUFSZ	65536
 
 static int failures;
+static int results;
+static bool report;	/* the test reports in KTAP */
+static pid_t report_pid;	/* the process that reports */
 static const char *devname;
 
 #define CHECK(cond, name, ...) check(!!(cond), name, __VA_ARGS__)
@@ -112,22 +128,43 @@ static void check(int ok, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
+	results++;
 	if (ok) {
-		printf("ok %s\n", name);
+		printf("ok %d %s\n", results, name);
 		return;
 	}
 	failures++;
-	printf("not ok %s # ", name);
+	printf("not ok %d %s # ", results, name);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
 }
 
+/* The end of a report: its plan, and 1 if any case failed. */
+static void report_end(void)
+{
+	if (report)
+		printf("1..%d\n", results);
+	exit(failures ? 1 : 0);
+}
+
+/*
+ * A test that cannot go on: in the reporting process, one more failed
+ * case and the report's end; in a child, exit 100 for its parent to see.
+ */
 static void die(const char *what)
 {
-	fprintf(stderr, "shca_uverbs_test: %s: %s\n", what, strerror(errno));
-	exit(100);
+	int err = errno;
+
+	fprintf(stderr, "shca_uverbs_test: %s: %s\n", what, strerror(err));
+	if (getpid() != report_pid)
+		exit(100);
+	failures++;
+	if (report)
+		printf("not ok %d died # %s: %s\n", ++results, what,
+		       strerror(err));
+	report_end();
 }
 
 static struct ibv_context *open_dev(void)
@@ -3785,6 +3822,154 @@ static void test_limits(void)
 	traffic_ok("limits_device_works_after");
 }
 
+/* --- mcast_limit: one process's share of the multicast table ----------- */
+
+static struct ibv_qp *mcast_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	if (!qp)
+		die("ibv_create_qp UD");
+	return qp;
+}
+
+/* Group @i: ff0e::5ca:i. */
+static union ibv_gid mcast_gid(unsigned int i)
+{
+	union ibv_gid g = { .raw = { 0xff, 0x0e } };
+
+	g.raw[12] = 0x05;
+	g.raw[13] = 0xca;
+	g.raw[14] = i >> 8;
+	g.raw[15] = i;
+	return g;
+}
+
+/* Attach @qp to groups @first.. until refused; the number attached. */
+static unsigned int mcast_fill(struct ibv_qp *qp, unsigned int first,
+			       unsigned int max, int *err)
+{
+	unsigned int n;
+	union ibv_gid g;
+
+	for (n = 0; n < max; n++) {
+		g = mcast_gid(first + n);
+		*err = ibv_attach_mcast(qp, &g, 0);
+		if (*err)
+			break;
+	}
+	return n;
+}
+
+static unsigned int mcast_param(void)
+{
+	FILE *f = fopen("/sys/module/shca/parameters/max_mcast_per_process",
+			"r");
+	unsigned int v;
+
+	if (!f || fscanf(f, "%u", &v) != 1)
+		die("max_mcast_per_process");
+	fclose(f);
+	return v;
+}
+
+static void test_mcast_limit(void)
+{
+	struct ibv_context *ctx = open_dev();
+	unsigned int max = mcast_param(), n, m;
+	struct ibv_qp *a, *b, *c;
+	union ibv_gid g;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	int err, status;
+	pid_t pid;
+
+	if (max < 2 || max > 32)
+		die("max_mcast_per_process should be 2..32 for this test");
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	if (!pd || !cq)
+		die("pd and cq");
+	a = mcast_qp(pd, cq);
+	b = mcast_qp(pd, cq);
+	/* Two QPs of one process share its limit. */
+	n = mcast_fill(a, 0, max - 1, &err);
+	m = mcast_fill(b, 100, 64, &err);
+	CHECK(n == max - 1 && m == 1 && err == ENOMEM,
+	      "mcast_limit_counts_all_the_process_qps",
+	      "%u and %u of %u attached, then %s", n, m, max, strerror(err));
+
+	/* Another process has a limit of its own, on the same groups too. */
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		struct ibv_context *cctx = open_dev();
+		struct ibv_pd *cpd = ibv_alloc_pd(cctx);
+		struct ibv_cq *ccq = ibv_create_cq(cctx, 4, NULL, NULL, 0);
+		struct ibv_qp *cqp;
+
+		if (!cpd || !ccq)
+			_exit(3);
+		cqp = mcast_qp(cpd, ccq);
+		n = mcast_fill(cqp, 0, 64, &err);
+		_exit(n == max && err == ENOMEM ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status),
+	      "mcast_limit_is_per_process", "child status %#x", status);
+
+	/* A repeated attach takes none (ib_core answers it); a detach gives one back. */
+	g = mcast_gid(0);
+	err = ibv_attach_mcast(a, &g, 0);
+	CHECK(!err, "mcast_limit_repeat_attach_takes_none", "%s",
+	      strerror(err));
+	if (ibv_detach_mcast(a, &g, 0))
+		die("ibv_detach_mcast");
+	g = mcast_gid(101);
+	err = ibv_attach_mcast(b, &g, 0);
+	CHECK(!err, "mcast_limit_detach_returns_one", "%s", strerror(err));
+	g = mcast_gid(102);
+	err = ibv_attach_mcast(b, &g, 0);
+	CHECK(err == ENOMEM, "mcast_limit_still_enforced", "%s",
+	      strerror(err));
+
+	/*
+	 * Detached, the groups are all given back: a new QP takes them all.
+	 * (ib_core refuses to destroy a QP that is still in a group.)
+	 */
+	for (n = 1; n < max - 1; n++) {
+		g = mcast_gid(n);
+		if (ibv_detach_mcast(a, &g, 0))
+			die("ibv_detach_mcast");
+	}
+	for (n = 100; n < 102; n++) {
+		g = mcast_gid(n);
+		if (ibv_detach_mcast(b, &g, 0))
+			die("ibv_detach_mcast");
+	}
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b))
+		die("ibv_destroy_qp");
+	c = mcast_qp(pd, cq);
+	n = mcast_fill(c, 200, 64, &err);
+	CHECK(n == max && err == ENOMEM, "mcast_limit_detach_returns_all",
+	      "%u of %u attached, then %s", n, max, strerror(err));
+	for (m = 0; m < n; m++) {
+		g = mcast_gid(200 + m);
+		if (ibv_detach_mcast(c, &g, 0))
+			die("ibv_detach_mcast");
+	}
+	if (ibv_destroy_qp(c) || ibv_destroy_cq(cq) || ibv_dealloc_pd(pd))
+		die("teardown");
+	ibv_close_device(ctx);
+	traffic_ok("mcast_limit_device_works_after");
+}
+
 /* --- extended CQs --------------------------------------------------------- */
 
 /* A completion, as either poll API reports it. */
@@ -4714,8 +4899,130 @@ static void test_pdom(void)
 	traffic_ok("pdom_device_works_after");
 }
 
+/* --- flood_cpu: a flood that makes no system call leaves a CPU usable -- */
+
+#define FLOOD_SECS	10
+#define FLOOD_MSG	(16U << 20)
+#define FLOOD_DEPTH	4
+
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+/*
+ * A QP connected to itself keeps FLOOD_DEPTH RDMA writes of 16 MiB in
+ * flight for FLOOD_SECS, polling without a system call, pinned to CPU 0;
+ * the device copies them on its execution units.  A process spinning on
+ * CPU 1 meanwhile must get at least 40% of it: the engine yields (a turn
+ * has a budget, a copy yields page by page) rather than holding a CPU.
+ */
+static void test_flood_cpu(void)
+{
+	long hz = sysconf(_SC_CLK_TCK), ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int fds[2], status, got = 0, bad = 0, inflight = 0, pct = -1;
+	uint64_t t0, n = 0;
+	long long ticks;
+	struct ibv_wc wc;
+	struct pair p;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	char *buf;
+	pid_t pid;
+
+	CHECK(ncpu >= 2, "flood_cpu_two_cpus", "%ld CPUs", ncpu);
+	if (ncpu < 2)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.ctx = open_dev();
+	p.pd = ibv_alloc_pd(p.ctx);
+	p.cq = ibv_create_cq(p.ctx, 64, NULL, NULL, 0);
+	buf = aligned_alloc(4096, 2 * FLOOD_MSG);
+	if (!p.pd || !p.cq || !buf)
+		die("flood resources");
+	memset(buf, 0x5a, FLOOD_MSG);
+	memset(buf + FLOOD_MSG, 0, FLOOD_MSG);
+	mr = ibv_reg_mr(p.pd, buf, 2 * FLOOD_MSG, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		die("ibv_reg_mr");
+	qp = new_qp(&p, p.cq, IBV_QPT_RC);
+	if (connect_qp(&p, qp, qp->qp_num))
+		die("connect");
+
+	if (pipe(fds))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		uint64_t w0, c0;
+
+		pin_to_cpu(1);
+		w0 = now_ns(CLOCK_MONOTONIC);
+		c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+		while (now_ns(CLOCK_MONOTONIC) - w0 < FLOOD_SECS * 1000000000ULL)
+			;
+		pct = (now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0) * 100 /
+		      (now_ns(CLOCK_MONOTONIC) - w0);
+		_exit(write(fds[1], &pct, sizeof(pct)) == sizeof(pct) ? 0 : 1);
+	}
+	close(fds[1]);
+	pin_to_cpu(0);
+	ticks = kworker_ticks();
+	t0 = now_ns(CLOCK_MONOTONIC);
+	while (now_ns(CLOCK_MONOTONIC) - t0 < FLOOD_SECS * 1000000000ULL ||
+	       inflight) {
+		if (inflight < FLOOD_DEPTH &&
+		    now_ns(CLOCK_MONOTONIC) - t0 < FLOOD_SECS * 1000000000ULL) {
+			if (post_send(qp, IBV_WR_RDMA_WRITE, mr, buf, FLOOD_MSG,
+				      (uintptr_t)buf + FLOOD_MSG, mr->rkey,
+				      ++n))
+				die("ibv_post_send");
+			inflight++;
+			continue;
+		}
+		if (now_ns(CLOCK_MONOTONIC) - t0 > 6 * FLOOD_SECS * 1000000000ULL)
+			die("the flood's writes did not complete");
+		if (ibv_poll_cq(p.cq, 1, &wc) != 1)
+			continue;
+		inflight--;
+		got++;
+		bad += wc.status != IBV_WC_SUCCESS;
+	}
+	ticks = kworker_ticks() - ticks;
+	if (read(fds[0], &pct, sizeof(pct)) != sizeof(pct))
+		pct = -1;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	CHECK(got && !bad && !memcmp(buf, buf + FLOOD_MSG, FLOOD_MSG),
+	      "flood_cpu_writes_complete", "%d writes of 16 MiB, %d failed",
+	      got, bad);
+	/* The figures, for the log, whatever the verdict. */
+	printf("# flood_cpu: %d writes of 16 MiB in %d s, kworkers %lld ticks of %ld\n",
+	       got, FLOOD_SECS, ticks, FLOOD_SECS * hz);
+	CHECK(pct >= 40, "flood_cpu_other_cpu_usable",
+	      "a spinner on CPU 1 got %d%% of it", pct);
+	printf("# flood_cpu: the spinner on CPU 1 got %d%% of it\n", pct);
+	if (ibv_destroy_qp(qp) || ibv_dereg_mr(mr) || ibv_destroy_cq(p.cq) ||
+	    ibv_dealloc_pd(p.pd) || ibv_close_device(p.ctx))
+		die("flood teardown");
+	free(buf);
+	traffic_ok("flood_cpu_device_works_after");
+}
+
 int main(int argc, char **argv)
 {
+	/* The tools of other tests, which print no report. */
+	static const char *const tools[] = {
+		"hold", "rereg_step", "mw_step", "dm_step", "xrcd_step",
+		"odp_step",
+	};
 	static const struct {
 		const char *name;
 		void (*fn)(void);
@@ -4727,6 +5034,7 @@ int main(int argc, char **argv)
 		{ "reset", test_reset }, { "teardown", test_teardown },
 		{ "hold", test_hold }, { "flood", test_flood },
 		{ "memcg", test_memcg }, { "limits", test_limits },
+		{ "mcast_limit", test_mcast_limit },
 		{ "cqex", test_cqex }, { "pdom", test_pdom },
 		{ "resize", test_resize }, { "rereg_step", test_rereg_step },
 		{ "mw", test_mw }, { "mw_step", test_mw_step },
@@ -4735,21 +5043,28 @@ int main(int argc, char **argv)
 		{ "doorbell", test_doorbell }, { "cq_arm", test_cq_arm },
 		{ "odp_step", test_odp_step }, { "odp_cow", test_odp_cow },
 		{ "spoof", test_spoof }, { "conform", test_conform },
+		{ "flood_cpu", test_flood_cpu },
 	};
-	size_t i;
+	size_t i, j;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s DEV TEST\n", argv[0]);
-		return 100;
+		return 2;
 	}
 	devname = argv[1];
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	report_pid = getpid();
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		if (!strcmp(argv[2], tests[i].name)) {
-			tests[i].fn();
-			return failures ? 1 : 0;
-		}
+		if (strcmp(argv[2], tests[i].name))
+			continue;
+		report = true;
+		for (j = 0; j < ARRAY_SIZE(tools); j++)
+			report &= !!strcmp(argv[2], tools[j]);
+		if (report)
+			printf("KTAP version 1\n");
+		tests[i].fn();
+		report_end();
 	}
 	fprintf(stderr, "no test %s\n", argv[2]);
-	return 100;
+	return 2;
 }

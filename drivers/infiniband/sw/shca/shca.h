@@ -4,9 +4,12 @@
  *
  * Lock order, outermost first:
  *   shca_dev_list_lock (shca_main.c)
+ *   shca_xrcd.lock (an XRC target QP's sweep walks the domain's SRQs)
+ *   shca_cq.resize_mutex (a QP's two CQs at once: lower CQN first)
  *   shca_cq.lock (poll lock; a QP's two CQs at once: lower CQN first)
  *   shca_dev.qps xarray lock, shca_srq.lock (under a poll lock while sweeping)
  *   shca_qp.sq_lock, shca_qp.rq_lock, shca_srq.lock (posting; never nested)
+ *   shca_qp.mcast_mutex, then shca_dev.mcast_quota_lock
  *   shca_hw internal locks (leaves for the driver; see hw/shca_hw_int.h)
  * ib_core's rtnl and device locks are never taken under shca_dev_list_lock.
  * Object lookups from the interrupt handler take the xarray lock only.
@@ -89,6 +92,9 @@ enum shca_drv_counter {
  * @odp_mutex: a prefetch holds it, so an ODP MR it found stays; a dereg
  *	takes it to remove the MR from @odp_mrs
  * @nr_ah: address handles that exist; never more than @caps.max_ah
+ * @mcast_quota_lock: guards @mcast_quotas and their counts
+ * @mcast_quotas: the multicast attachments each process's QPs hold, struct
+ *	shca_mcast_quota by node; an entry lives while its count is not 0
  */
 struct shca_dev {
 	struct ib_device ibdev;
@@ -114,6 +120,8 @@ struct shca_dev {
 	struct xarray odp_mrs;
 	struct mutex odp_mutex;	/* holds ODP MRs found for a prefetch */
 	atomic_t nr_ah;
+	struct mutex mcast_quota_lock;	/* @mcast_quotas and their counts */
+	struct list_head mcast_quotas;
 };
 
 /**
@@ -194,7 +202,13 @@ struct shca_ah {
  * @cqn: the device's number for it
  * @gen: the generation the device gave it: an event that carries another
  *	is an earlier CQ's of the same number
- * @lock: the poll lock: guards @ring, @log_depth, @ci, @dbrec and @buf
+ * @lock: the poll lock: guards @ring, @log_depth, @ci, @dbrec, @buf,
+ *	@resizing and @missed
+ * @resize_mutex: held by a resize across its command, and by a sweep of
+ *	a kernel CQ, which must not rewrite CQEs the resize is copying
+ * @resizing: a resize is copying the ring: polls find nothing meanwhile
+ * @missed: a poll or an arm found the CQ resizing; the resize calls the
+ *	completion handler when it is done
  * @ring: the CQE ring
  * @log_depth: log2 of its depth
  * @ci: consumer index
@@ -210,7 +224,10 @@ struct shca_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
 	u32 gen;
-	spinlock_t lock;	/* poll lock: ring, ci, resize */
+	spinlock_t lock;	/* poll lock: ring, ci, resizing */
+	struct mutex resize_mutex;	/* a resize against a sweep */
+	bool resizing;
+	bool missed;
 	struct shca_hw_cqe *ring;
 	u32 log_depth;
 	u32 ci;
@@ -248,6 +265,8 @@ struct shca_cq {
  *	to RESET against them
  * @mcast: the multicast groups ib_core counts the QP in, struct
  *	shca_mcast by @node
+ * @owner: for a process's QP, the thread group that created it, charged
+ *	for the QP's multicast attachments; NULL for the kernel's
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -270,6 +289,7 @@ struct shca_qp {
 	struct completion free;
 	struct mutex mcast_mutex;	/* attach, detach, reset */
 	struct list_head mcast;
+	struct pid *owner;
 };
 
 /**

@@ -117,6 +117,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	}
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize_mutex);
 	refcount_set(&cq->ref, 1);
 	init_completion(&cq->free);
 	cq->user = !!udata;
@@ -191,6 +192,7 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 		       ibcq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE))
 		cancel_work_sync(&ibcq->work);
 	shca_buf_release(cq->buf, cq->mmap);
+	mutex_destroy(&cq->resize_mutex);
 	return 0;
 }
 
@@ -237,6 +239,21 @@ shca_cq_user_resize(struct shca_cq *cq, struct ib_udata *udata, void *buf,
 	return mmap;
 }
 
+/*
+ * A poll or an arm found the CQ resizing, and so nothing: now that the
+ * resize is done, the consumer is told to look again, as an interrupt
+ * would (with bottom halves off, so a softirq poller runs when they are
+ * back on).
+ */
+static void shca_cq_renotify(struct shca_cq *cq, bool missed)
+{
+	if (!missed || !cq->ibcq.comp_handler)
+		return;
+	local_bh_disable();
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	local_bh_enable();
+}
+
 /**
  * shca_resize_cq() - change the depth of a completion queue
  * @ibcq: the CQ
@@ -244,11 +261,14 @@ shca_cq_user_resize(struct shca_cq *cq, struct ib_udata *udata, void *buf,
  * @udata: for a process's CQ, struct shca_resize_cq_cmd in and
  *	struct shca_resize_cq_resp out; nothing for the kernel's
  *
- * Unpolled CQEs move to the new ring, in order.  A process's CQ gets a new
- * mapping; the process holds its poll lock across the command, so its
- * consumer index (in the doorbell record) stands still meanwhile.  A CQE
- * the device is writing as the ring moves lands in the new ring (the
- * model's RESIZE_CQ and CQE write share the CQ context's lock).
+ * Unpolled CQEs move to the new ring, in order.  The device copies them a
+ * chunk at a time, interrupts on, and goes on writing CQEs meanwhile; the
+ * consumer index must stand still.  A process holds its poll lock across
+ * the command.  For the kernel's CQ, the poll lock is held only to mark
+ * the CQ resizing and to switch rings: a poll meanwhile finds nothing, and
+ * if one did, the completion handler is called once the resize is done;
+ * a sweep waits for the resize (resize_mutex).  A process's CQ gets a new
+ * mapping.
  *
  * Return: 0, or -EINVAL if the unpolled CQEs would not fit; the CQ is
  * unchanged and usable on failure.
@@ -262,6 +282,7 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	unsigned long flags;
 	void *buf, *old;
 	u32 log_depth;
+	bool missed;
 	int err;
 
 	if (!cq->user) {
@@ -286,10 +307,19 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		}
 	}
 
+	mutex_lock(&cq->resize_mutex);
 	spin_lock_irqsave(&cq->lock, flags);
+	cq->resizing = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
 	err = shca_cmd_resize_cq(sdev, cq->cqn, &params);
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->resizing = false;
+	missed = cq->missed;
+	cq->missed = false;
 	if (err) {
 		spin_unlock_irqrestore(&cq->lock, flags);
+		mutex_unlock(&cq->resize_mutex);
+		shca_cq_renotify(cq, missed);
 		shca_cq_dbg(cq, "cannot resize to %d\n", cqe);
 		shca_buf_release(buf, mmap);
 		return err;
@@ -304,6 +334,8 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cq->ci = 0;
 	ibcq->cqe = (1 << log_depth) - 1;
 	spin_unlock_irqrestore(&cq->lock, flags);
+	mutex_unlock(&cq->resize_mutex);
+	shca_cq_renotify(cq, missed);
 	/* A process's old mapping keeps its pages until it unmaps them. */
 	shca_buf_release(old, old_mmap);
 	return 0;
@@ -394,8 +426,8 @@ static void shca_cq_sweep(struct shca_dev *sdev, struct shca_cq *cq, u32 qpn,
  * @ctx: passed to @fn
  *
  * For an XRC target QP, whose receives complete in the CQs of the XRC
- * SRQs they took WQEs from (shca_xrc_sweep_tgt()).  Takes the CQ's poll
- * lock.
+ * SRQs they took WQEs from (shca_xrc_sweep_tgt()).  Takes the CQ's resize
+ * mutex and poll lock.
  */
 void shca_cq_sweep_one(struct shca_cq *cq, u32 qpn,
 		       void (*fn)(void *ctx, const struct shca_hw_cqe *cqe),
@@ -406,11 +438,13 @@ void shca_cq_sweep_one(struct shca_cq *cq, u32 qpn,
 	/* A process's CQ: libshca sweeps it, under its own poll lock. */
 	if (cq->user)
 		return;
+	mutex_lock(&cq->resize_mutex);
 	spin_lock_irqsave(&cq->lock, flags);
 	shca_cq_swept(to_shca_dev(cq->ibcq.device), cq, qpn,
 		      shca_sweep_cq_ring(cq->ring, cq->log_depth, cq->ci, qpn,
 					 fn, ctx));
 	spin_unlock_irqrestore(&cq->lock, flags);
+	mutex_unlock(&cq->resize_mutex);
 }
 
 /* Both CQs (or the one) locked: forget the QP if asked, and sweep. */
@@ -436,8 +470,9 @@ static void shca_cq_sweep_locked(struct shca_dev *sdev, struct shca_qp *qp,
  *
  * With separate send and receive CQs, both are locked, lower CQN first,
  * so no poller sees one swept and the other not; a shared CQ is locked and
- * swept once.  Receive CQEs removed from an SRQ QP give their SRQ WQEs
- * back to the SRQ.
+ * swept once.  A resize of either CQ is waited out first: its copy must
+ * not miss what the sweep rewrites.  Receive CQEs removed from an SRQ QP
+ * give their SRQ WQEs back to the SRQ.
  */
 void shca_cq_sweep_qp(struct shca_qp *qp, bool forget)
 {
@@ -451,17 +486,23 @@ void shca_cq_sweep_qp(struct shca_qp *qp, bool forget)
 	unsigned long flags;
 
 	if (first == second) {
+		mutex_lock(&first->resize_mutex);
 		spin_lock_irqsave(&first->lock, flags);
 		shca_cq_sweep_locked(sdev, qp, first, NULL, srq, forget);
 		spin_unlock_irqrestore(&first->lock, flags);
+		mutex_unlock(&first->resize_mutex);
 	} else {
 		if (shca_sweep_lock_b_first(first->cqn, second->cqn))
 			swap(first, second);
+		mutex_lock(&first->resize_mutex);
+		mutex_lock_nested(&second->resize_mutex, SINGLE_DEPTH_NESTING);
 		spin_lock_irqsave(&first->lock, flags);
 		spin_lock_nested(&second->lock, SINGLE_DEPTH_NESTING);
 		shca_cq_sweep_locked(sdev, qp, first, second, srq, forget);
 		spin_unlock(&second->lock);
 		spin_unlock_irqrestore(&first->lock, flags);
+		mutex_unlock(&second->resize_mutex);
+		mutex_unlock(&first->resize_mutex);
 	}
 	if (forget)
 		wake_up_all(&sdev->qpn_wait);
@@ -530,6 +571,11 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		return -EOPNOTSUPP;
 	}
 	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->resizing) {
+		cq->missed = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return 0;
+	}
 	while (n < num_entries) {
 		cqe = shca_cq_next(cq);
 		if (!cqe)
@@ -572,7 +618,11 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		       SHCA_CQ_ARM_SOLICITED : SHCA_CQ_ARM_NEXT);
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && !cq->user) {
 		spin_lock_irqsave(&cq->lock, irqflags);
-		ret = shca_cq_next(cq) ? 1 : 0;
+		/* Resizing: the resize calls the handler when it is done. */
+		if (cq->resizing)
+			cq->missed = true;
+		else
+			ret = shca_cq_next(cq) ? 1 : 0;
 		spin_unlock_irqrestore(&cq->lock, irqflags);
 	}
 	return ret;

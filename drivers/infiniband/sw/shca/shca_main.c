@@ -129,6 +129,9 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->srqs);
 	xa_destroy(&sdev->odp_mrs);
 	mutex_destroy(&sdev->odp_mutex);
+	/* Every QP, and with it every attachment, is gone. */
+	WARN_ON_ONCE(!list_empty(&sdev->mcast_quotas));
+	mutex_destroy(&sdev->mcast_quota_lock);
 	shca_debugfs_teardown_delay();
 	shca_hw_destroy(sdev->hw);
 	sdev->hw = NULL;
@@ -275,6 +278,8 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	xa_init_flags(&sdev->srqs, XA_FLAGS_LOCK_IRQ);
 	xa_init(&sdev->odp_mrs);
 	mutex_init(&sdev->odp_mutex);
+	mutex_init(&sdev->mcast_quota_lock);
+	INIT_LIST_HEAD(&sdev->mcast_quotas);
 	init_waitqueue_head(&sdev->qpn_wait);
 	/* From here on, ib_dealloc_device() undoes everything we did. */
 	ib_set_device_ops(&sdev->ibdev, &shca_dev_ops);

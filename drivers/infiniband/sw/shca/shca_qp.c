@@ -7,6 +7,23 @@
 
 #include "shca.h"
 
+static unsigned int max_mcast_per_process = 32;
+module_param(max_mcast_per_process, uint, 0444);
+MODULE_PARM_DESC(max_mcast_per_process,
+		 "multicast attachments the QPs of one process may hold on one device (default 32; the kernel's QPs are not counted)");
+
+/**
+ * struct shca_mcast_quota - the multicast attachments of one process's QPs
+ * @node: on &shca_dev.mcast_quotas
+ * @tgid: the process; a reference is held on it
+ * @used: the struct shca_mcast entries its QPs hold on the device
+ */
+struct shca_mcast_quota {
+	struct list_head node;
+	struct pid *tgid;
+	unsigned int used;
+};
+
 static u32 shca_qp_type_to_hw(enum ib_qp_type type)
 {
 	switch (type) {
@@ -173,6 +190,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init_completion(&qp->free);
 	mutex_init(&qp->mcast_mutex);
 	INIT_LIST_HEAD(&qp->mcast);
+	if (udata)
+		qp->owner = get_task_pid(current, PIDTYPE_TGID);
 	qp->state = IB_QPS_RESET;
 	/* An XRC target QP has neither queue: the device needs none. */
 	if (!tgt) {
@@ -252,6 +271,7 @@ err_free:
 	shca_buf_release(qp->buf, qp->mmap);
 	kvfree(qp->sq.wrid);
 	kvfree(qp->rq.wrid);
+	put_pid(qp->owner);
 	return err;
 }
 
@@ -278,17 +298,90 @@ static void shca_qp_mcast_undo(struct shca_dev *sdev, struct shca_qp *qp)
 			m->attached = false;
 }
 
+/*
+ * Charge a process's QP for one more group it is in, up to
+ * max_mcast_per_process for all the process's QPs on the device; the
+ * kernel's QPs are not counted.  Return: 0 or -ENOMEM.
+ */
+static int shca_mcast_charge(struct shca_dev *sdev, struct shca_qp *qp)
+{
+	unsigned int max = READ_ONCE(max_mcast_per_process);
+	struct shca_mcast_quota *q;
+	int err = 0;
+
+	if (!qp->owner)
+		return 0;
+	mutex_lock(&sdev->mcast_quota_lock);
+	list_for_each_entry(q, &sdev->mcast_quotas, node)
+		if (q->tgid == qp->owner)
+			goto found;
+	if (!max) {
+		q = NULL;
+		goto full;
+	}
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q) {
+		err = -ENOMEM;
+		goto out;
+	}
+	q->tgid = get_pid(qp->owner);
+	list_add(&q->node, &sdev->mcast_quotas);
+found:
+	if (q->used < max) {
+		q->used++;
+		goto out;
+	}
+full:
+	shca_qp_dbg(qp, "the process's QPs are in %u groups already (max_mcast_per_process)\n",
+		    q ? q->used : 0);
+	err = -ENOMEM;
+out:
+	mutex_unlock(&sdev->mcast_quota_lock);
+	return err;
+}
+
+/* Undo one shca_mcast_charge(). */
+static void shca_mcast_uncharge(struct shca_dev *sdev, struct shca_qp *qp)
+{
+	struct shca_mcast_quota *q;
+
+	if (!qp->owner)
+		return;
+	mutex_lock(&sdev->mcast_quota_lock);
+	list_for_each_entry(q, &sdev->mcast_quotas, node) {
+		if (q->tgid != qp->owner)
+			continue;
+		if (!--q->used) {
+			list_del(&q->node);
+			put_pid(q->tgid);
+			kfree(q);
+		}
+		break;
+	}
+	mutex_unlock(&sdev->mcast_quota_lock);
+}
+
+/* An entry of @qp's groups goes: its process is charged for one fewer. */
+static void shca_qp_mcast_free(struct shca_dev *sdev, struct shca_qp *qp,
+			       struct shca_mcast *m)
+{
+	lockdep_assert_held(&qp->mcast_mutex);
+	list_del(&m->node);
+	kfree(m);
+	shca_mcast_uncharge(sdev, qp);
+}
+
 /* The device took the QP out of its groups: by RESET, or @destroy. */
-static void shca_qp_mcast_forget(struct shca_qp *qp, bool destroy)
+static void shca_qp_mcast_forget(struct shca_dev *sdev, struct shca_qp *qp,
+				 bool destroy)
 {
 	struct shca_mcast *m, *tmp;
 
+	lockdep_assert_held(&qp->mcast_mutex);
 	list_for_each_entry_safe(m, tmp, &qp->mcast, node) {
 		m->attached = false;
-		if (destroy) {
-			list_del(&m->node);
-			kfree(m);
-		}
+		if (destroy)
+			shca_qp_mcast_free(sdev, qp, m);
 	}
 }
 
@@ -326,8 +419,11 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kvfree(qp->sq.wrid);
 	kvfree(qp->rq.wrid);
 	/* The device took the QP out of its groups with its context. */
-	shca_qp_mcast_forget(qp, true);
+	mutex_lock(&qp->mcast_mutex);
+	shca_qp_mcast_forget(sdev, qp, true);
+	mutex_unlock(&qp->mcast_mutex);
 	mutex_destroy(&qp->mcast_mutex);
+	put_pid(qp->owner);
 	return 0;
 }
 
@@ -376,8 +472,12 @@ static struct shca_mcast *shca_qp_mcast_find(struct shca_qp *qp,
  * @gid: the group's GID; ib_core checked that it is multicast
  * @lid: unused: RoCE has no LIDs
  *
+ * A process's QPs together are in at most max_mcast_per_process groups on
+ * the device, so that no process fills the device's table.
+ *
  * Return: 0; -EEXIST if the QP is in the group already; -ENOMEM when the
- * device's group table, the group or its attachments are full; -EINVAL
+ * device's group table, the group or its attachments are full, or the
+ * process's QPs are in max_mcast_per_process groups already; -EINVAL
  * for a QP that is not UD or a GID that is not multicast.
  */
 int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
@@ -397,10 +497,17 @@ int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		}
 		memcpy(new->mgid, gid->raw, sizeof(new->mgid));
 		m = new;
+		err = shca_mcast_charge(sdev, qp);
+		if (err) {
+			kfree(new);
+			goto out;
+		}
 	}
 	err = shca_cmd_attach_mcast(sdev, qp->qpn, gid->raw);
 	if (err) {
 		shca_qp_dbg(qp, "attach to %pI6c refused: %d\n", gid->raw, err);
+		if (new)
+			shca_mcast_uncharge(sdev, qp);
 		kfree(new);
 		goto out;
 	}
@@ -442,10 +549,8 @@ int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 			    err);
 	} else if (m) {
 		m->attached = false;
-		if (!--m->users) {
-			list_del(&m->node);
-			kfree(m);
-		}
+		if (!--m->users)
+			shca_qp_mcast_free(sdev, qp, m);
 	}
 	mutex_unlock(&qp->mcast_mutex);
 	return err;
@@ -634,7 +739,7 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr,
 						 hw_mask);
 		if (!err && next == IB_QPS_RESET)
-			shca_qp_mcast_forget(qp, false);
+			shca_qp_mcast_forget(sdev, qp, false);
 		else if (err && restore)
 			shca_qp_mcast_undo(sdev, qp);
 		mutex_unlock(&qp->mcast_mutex);

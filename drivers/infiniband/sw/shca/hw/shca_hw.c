@@ -571,6 +571,9 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		mutex_unlock(&hw->cmd_mutex);
 		return status;
 	case SHCA_CMD_RESIZE_CQ:
+		/* A chunk at a time, sleeping between (shca_hw_cq.c). */
+		might_sleep();
+		return shca_hw_cq_cmd(hw, cmd);
 	case SHCA_CMD_QUERY_CQ:
 		return shca_hw_cq_cmd(hw, cmd);
 	case SHCA_CMD_RESIZE_SRQ:

@@ -58,6 +58,10 @@ struct shca_hw;
  *	which holds nothing of the message now and has not yet answered it;
  *	an invalidation of either side's memory does not wait for it (for
  *	the sending QP's QPN)
+ * @SHCA_WIN_CQ_RESIZE: RESIZE_CQ has copied a chunk of the CQ's live
+ *	CQEs into the new ring and let the CQ go, interrupts on; the old
+ *	ring is still the device's, and CQEs written now are copied in a
+ *	later chunk (for the CQ's number)
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
@@ -70,6 +74,7 @@ enum shca_hw_window_id {
 	SHCA_WIN_CQ_ARM,
 	SHCA_WIN_ROUTE,
 	SHCA_WIN_ODP_DEFER,
+	SHCA_WIN_CQ_RESIZE,
 	SHCA_WIN_NUM,
 };
 

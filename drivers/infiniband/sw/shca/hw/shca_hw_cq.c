@@ -13,7 +13,7 @@
  * Lock order: shca_hw_cq.write_mutex, then shca_hw_cq.lock, then (to raise
  * an event) shca_hw.eq_lock.  CQEs are written with no QP, SRQ or other CQ
  * lock held; the CQE publish and CQ arm windows sleep with only
- * write_mutex held.
+ * write_mutex held, the CQ resize window with no lock.
  */
 #include <linux/lockdep.h>
 #include <linux/slab.h>
@@ -302,19 +302,27 @@ void shca_hw_cq_fini(struct shca_hw *hw)
 		shca_hw_destroy_cq(hw, index);
 }
 
+/* CQEs RESIZE_CQ copies with the CQ's lock held, interrupts off. */
+#define SHCA_HW_CQ_RESIZE_CHUNK	256
+
 /*
- * Move the live CQEs, ci to pi, to the start of a new ring.  The caller
- * holds its poll lock, so the consumer index cannot move meanwhile; the
- * consumer starts over at index 0 of the new ring.
+ * Move the live CQEs, ci to pi, to the start of a new ring, a chunk at a
+ * time: the CQ's lock (interrupts off) is held for one chunk and let go
+ * between chunks.  The consumer stands still meanwhile: the driver keeps
+ * its pollers and sweeps off the CQ, a process holds its poll lock.  The
+ * device goes on writing CQEs into the old ring, after the live ones;
+ * they are copied in a later chunk, and the ring changes, under the lock,
+ * once every CQE is copied.  The consumer starts over at index 0 of the
+ * new ring.  Sleeps; no command mutex.
  */
 static enum shca_hw_status shca_hw_resize_cq(struct shca_hw *hw,
 					     struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_cq_create *in = &cmd->in.cq;
+	enum shca_hw_status status = SHCA_HW_OK;
+	u32 ci, n, i, done, chunk, old_mask;
 	struct shca_hw_cq *cq;
 	unsigned long flags;
-	u32 ci, n, i, old_mask;
-	enum shca_hw_status status = SHCA_HW_OK;
 
 	if (!in->ring || !in->dbrec || !shca_hw_log_depth_ok(in->log_depth) ||
 	    (1U << in->log_depth) > hw->caps->max_cqe + 1)
@@ -323,17 +331,31 @@ static enum shca_hw_status shca_hw_resize_cq(struct shca_hw *hw,
 	if (!cq)
 		return SHCA_HW_BAD_INDEX;
 	spin_lock_irqsave(&cq->lock, flags);
-	ci = READ_ONCE(cq->dbrec->ci);
-	n = cq->pi - ci;
-	if (n > (1U << in->log_depth)) {
-		status = SHCA_HW_BAD_PARAM;
+	if (cq->resizing) {
+		status = SHCA_HW_BUSY;
 		goto out;
 	}
+	cq->resizing = true;
+	ci = READ_ONCE(cq->dbrec->ci);
 	old_mask = (1U << cq->log_depth) - 1;
-	for (i = 0; i < n; i++) {
-		memcpy(&in->ring[i], &cq->ring[(ci + i) & old_mask],
-		       offsetof(struct shca_hw_cqe, owner));
-		in->ring[i].owner = 1;
+	for (done = 0;; done += chunk) {
+		n = cq->pi - ci;
+		if (n > (1U << in->log_depth)) {
+			status = SHCA_HW_BAD_PARAM;
+			goto done;
+		}
+		chunk = min(n - done, SHCA_HW_CQ_RESIZE_CHUNK);
+		if (!chunk)
+			break;
+		for (i = done; i < done + chunk; i++) {
+			memcpy(&in->ring[i], &cq->ring[(ci + i) & old_mask],
+			       offsetof(struct shca_hw_cqe, owner));
+			in->ring[i].owner = 1;
+		}
+		spin_unlock_irqrestore(&cq->lock, flags);
+		shca_hw_window_pass(hw, SHCA_WIN_CQ_RESIZE, cq->cqn);
+		cond_resched();
+		spin_lock_irqsave(&cq->lock, flags);
 	}
 	WRITE_ONCE(in->dbrec->ci, 0);
 	/* An arm request stored in the old record is not lost. */
@@ -346,6 +368,8 @@ static enum shca_hw_status shca_hw_resize_cq(struct shca_hw *hw,
 	cq->log_depth = in->log_depth;
 	cq->pi = n;
 	cq->overflowed = false;
+done:
+	cq->resizing = false;
 out:
 	spin_unlock_irqrestore(&cq->lock, flags);
 	shca_hw_cq_put(cq);

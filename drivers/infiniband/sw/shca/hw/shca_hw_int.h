@@ -226,6 +226,7 @@ struct shca_hw_dm_range {
  * @moder_period: microseconds an event may wait
  * @moder_timer: fires a moderated event after @moder_period
  * @overflowed: the CQ overflowed; it takes no more CQEs
+ * @resizing: a RESIZE_CQ is copying the ring; a second one is refused
  * @assoc: QPs and SRQs pointing at the CQ
  * @ev: its completion and error events in the EQ
  */
@@ -246,6 +247,7 @@ struct shca_hw_cq {
 	u16 moder_period;
 	struct timer_list moder_timer;
 	bool overflowed;
+	bool resizing;
 	atomic_t assoc;
 	struct shca_hw_evsrc ev;
 };

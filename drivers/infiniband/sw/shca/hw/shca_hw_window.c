@@ -25,7 +25,7 @@
  * CQE publish window is passed with the CQ's write_mutex held, the
  * memory access window with the responder's resp_mutex, the multicast
  * delivery, both doorbell windows and the ODP defer window with only the
- * QP's turn_mutex.
+ * QP's turn_mutex, the CQ resize window with no lock.
  */
 #include <kunit/visibility.h>
 #include <linux/delay.h>
@@ -45,6 +45,7 @@ static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_CQ_ARM]	= "cq_arm",
 	[SHCA_WIN_ROUTE]	= "route",
 	[SHCA_WIN_ODP_DEFER]	= "odp_defer",
+	[SHCA_WIN_CQ_RESIZE]	= "cq_resize",
 };
 
 /**
