@@ -5,6 +5,7 @@
  * Lock order, outermost first:
  *   shca_dev_list_lock (shca_main.c)
  *   shca_xrcd.lock (an XRC target QP's sweep walks the domain's SRQs)
+ *   shca_srq.resize_mutex (across a resize; shca_srq.lock under it)
  *   shca_cq.resize_mutex (a QP's two CQs at once: lower CQN first)
  *   shca_cq.lock (poll lock; a QP's two CQs at once: lower CQN first)
  *   shca_dev.qps xarray lock, shca_srq.lock (under a poll lock while sweeping)
@@ -316,6 +317,8 @@ struct shca_mcast {
  * @gen: the generation the device gave it: an event that carries another
  *	is an earlier SRQ's of the same number
  * @lock: guards @pi, the free slot stack and @wrid
+ * @resize_mutex: held across a resize, whose copy steps sleep: one at a
+ *	time
  * @slots: the WQE slots
  * @index_ring: the ring of posted slot numbers
  * @log_depth: log2 of the depth
@@ -339,6 +342,7 @@ struct shca_srq {
 	u32 srqn;
 	u32 gen;
 	spinlock_t lock;	/* posting and slot recycling */
+	struct mutex resize_mutex;	/* one resize at a time */
 	struct shca_hw_recv_wqe *slots;
 	u32 *index_ring;
 	u32 log_depth;

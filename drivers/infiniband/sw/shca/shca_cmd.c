@@ -511,28 +511,37 @@ int shca_cmd_modify_srq(struct shca_dev *sdev, u32 srqn, u32 limit)
 }
 
 /**
- * shca_cmd_resize_srq() - move an SRQ to new slots and index ring
+ * shca_cmd_resize_srq() - run a step of an SRQ's resize
  * @sdev: the device
  * @srqn: the SRQ
- * @params: the new memory, its depth and the limit to arm with it (or
- *	SHCA_HW_SRQ_LIMIT_KEEP); pdn and max_sge unused
+ * @params: the step, the new memory, its depth and the limit to arm with
+ *	it (or SHCA_HW_SRQ_LIMIT_KEEP), and, after START, what the last copy
+ *	step returned
+ * @copied: for START and COPY, set to how far the copy got
  *
- * Never sleeps: the caller holds its posting lock across it.
+ * START and COPY sleep; SWITCH never does: the caller holds its posting
+ * lock across it.
  *
- * Return: 0, -EINVAL if a posted WQE would not fit or sits in a slot past
- * the new depth, or the limit is over it; on failure the SRQ is
- * unchanged.
+ * Return: 0; -EBUSY from SWITCH if more was posted since the last copy
+ * step than the switch copies itself: copy again; -EINVAL if a posted WQE
+ * would not fit or sits in a slot past the new depth, or the limit is
+ * over it.  On failure the SRQ is unchanged.
  */
 int shca_cmd_resize_srq(struct shca_dev *sdev, u32 srqn,
-			const struct shca_hw_srq_create *params)
+			const struct shca_hw_srq_resize *params,
+			struct shca_hw_srq_copied *copied)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_RESIZE_SRQ,
 		.index = srqn,
-		.in.srq = *params,
+		.in.srq_resize = *params,
 	};
+	int err;
 
-	return shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_exec(sdev, &cmd);
+	if (!err && copied)
+		*copied = cmd.out.srq_copied;
+	return err;
 }
 
 /**

@@ -70,7 +70,8 @@ int shca_cmd_create_srq(struct shca_dev *sdev,
 			struct shca_hw_obj_id *id);
 int shca_cmd_modify_srq(struct shca_dev *sdev, u32 srqn, u32 limit);
 int shca_cmd_resize_srq(struct shca_dev *sdev, u32 srqn,
-			const struct shca_hw_srq_create *params);
+			const struct shca_hw_srq_resize *params,
+			struct shca_hw_srq_copied *copied);
 int shca_cmd_query_srq(struct shca_dev *sdev, u32 srqn,
 		       struct shca_hw_srq_query *out);
 int shca_cmd_destroy_srq(struct shca_dev *sdev, u32 srqn);

@@ -53,6 +53,7 @@ u64 shca_srq_take_slot(void *ctx, u32 slot)
 
 static void shca_srq_free_mem(struct shca_srq *srq)
 {
+	mutex_destroy(&srq->resize_mutex);
 	shca_buf_release(srq->buf, srq->mmap);
 	kvfree(srq->free_slots);
 	kvfree(srq->wrid);
@@ -122,6 +123,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return -EINVAL;
 	}
 	spin_lock_init(&srq->lock);
+	mutex_init(&srq->resize_mutex);
 	refcount_set(&srq->ref, 1);
 	init_completion(&srq->free);
 	/* The device takes rings of two entries or more. */
@@ -303,6 +305,7 @@ static int shca_srq_resize_slots(struct shca_srq *srq, struct shca_srq_mem *m)
 	u32 i, slot, above = 0;
 
 	lockdep_assert_held(&srq->lock);
+	m->nr_free = 0;
 	for (i = depth; i-- > old_depth;)
 		m->free_slots[m->nr_free++] = i;
 	for (i = 0; i < srq->nr_free; i++) {
@@ -320,14 +323,52 @@ static int shca_srq_resize_slots(struct shca_srq *srq, struct shca_srq_mem *m)
 	return 0;
 }
 
-/* The new depth and, unless SHCA_HW_SRQ_LIMIT_KEEP, the limit, in one step. */
+/* Times a resize copies again while posters keep ahead of its switch. */
+#define SHCA_SRQ_RESIZE_TRIES	16
+
+/* The switch, under the posting lock: the device's, then the driver's. */
+static int shca_srq_resize_switch(struct shca_srq *srq, struct shca_srq_mem *m,
+				  const struct shca_hw_srq_resize *r)
+{
+	struct shca_dev *sdev = to_shca_dev(srq->ibsrq.device);
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (!srq->user)
+		err = shca_srq_resize_slots(srq, m);
+	if (!err)
+		err = shca_cmd_resize_srq(sdev, srq->srqn, r, NULL);
+	if (!err) {
+		swap(srq->buf, m->buf);
+		swap(srq->mmap, m->mmap);
+		swap(srq->free_slots, m->free_slots);
+		swap(srq->wrid, m->wrid);
+		if (!srq->user)
+			srq->nr_free = m->nr_free;
+		srq->slots = m->params.slots;
+		srq->index_ring = m->params.index_ring;
+		srq->dbrec = m->params.dbrec;
+		srq->log_depth = m->params.log_depth;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return err;
+}
+
+/*
+ * The new depth and, unless SHCA_HW_SRQ_LIMIT_KEEP, the limit, in one
+ * step.  The device copies the posted receives to the new memory while
+ * posting goes on; the switch copies what was posted since, with the
+ * posting lock held.  If more was posted than the switch copies, the
+ * device copies again.
+ */
 static int shca_srq_resize(struct shca_srq *srq, u32 max_wr, u32 limit,
 			   struct ib_udata *udata, u64 resp_addr)
 {
 	struct shca_dev *sdev = to_shca_dev(srq->ibsrq.device);
+	struct shca_hw_srq_resize r = { .step = SHCA_SRQ_RESIZE_START };
 	struct shca_srq_mem m = {};
-	unsigned long flags;
-	int err;
+	int err, tries;
 
 	if (!max_wr || max_wr > sdev->caps.max_srq_wr) {
 		shca_srq_dbg(srq, "bad depth %u\n", max_wr);
@@ -339,25 +380,20 @@ static int shca_srq_resize(struct shca_srq *srq, u32 max_wr, u32 limit,
 		err = shca_srq_user_resize(srq, udata, resp_addr, &m);
 	if (err)
 		goto out;
+	r.mem = m.params;
 
-	spin_lock_irqsave(&srq->lock, flags);
-	if (!srq->user)
-		err = shca_srq_resize_slots(srq, &m);
-	if (!err)
-		err = shca_cmd_resize_srq(sdev, srq->srqn, &m.params);
-	if (!err) {
-		swap(srq->buf, m.buf);
-		swap(srq->mmap, m.mmap);
-		swap(srq->free_slots, m.free_slots);
-		swap(srq->wrid, m.wrid);
-		if (!srq->user)
-			srq->nr_free = m.nr_free;
-		srq->slots = m.params.slots;
-		srq->index_ring = m.params.index_ring;
-		srq->dbrec = m.params.dbrec;
-		srq->log_depth = m.params.log_depth;
+	mutex_lock(&srq->resize_mutex);
+	for (tries = 0; tries < SHCA_SRQ_RESIZE_TRIES; tries++) {
+		err = shca_cmd_resize_srq(sdev, srq->srqn, &r, &r.copied);
+		if (err)
+			break;
+		r.step = SHCA_SRQ_RESIZE_SWITCH;
+		err = shca_srq_resize_switch(srq, &m, &r);
+		if (err != -EBUSY)
+			break;
+		r.step = SHCA_SRQ_RESIZE_COPY;
 	}
-	spin_unlock_irqrestore(&srq->lock, flags);
+	mutex_unlock(&srq->resize_mutex);
 	if (err)
 		shca_srq_dbg(srq, "cannot resize to %u: %d\n", max_wr, err);
 out:
@@ -380,7 +416,8 @@ out:
  *
  * Return: 0, -EINVAL for a depth of 0 or over max_srq_wr, a shrink below
  * the slots in use, or a limit over the depth; -EOPNOTSUPP for unknown
- * driver data.
+ * driver data; -EBUSY if receives were posted faster than the device
+ * could copy them, round after round.
  */
 int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)

@@ -577,7 +577,10 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	case SHCA_CMD_QUERY_CQ:
 		return shca_hw_cq_cmd(hw, cmd);
 	case SHCA_CMD_RESIZE_SRQ:
-		/* Under the driver's posting lock: it never sleeps. */
+		/*
+		 * Its copy steps sleep; its switch, under the driver's
+		 * posting lock, never does (shca_hw_srq.c).
+		 */
 		return shca_hw_srq_resize(hw, cmd);
 	case SHCA_CMD_DESTROY_SRQ:
 		/*

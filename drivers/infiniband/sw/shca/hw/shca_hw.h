@@ -62,6 +62,10 @@ struct shca_hw;
  *	CQEs into the new ring and let the CQ go, interrupts on; the old
  *	ring is still the device's, and CQEs written now are copied in a
  *	later chunk (for the CQ's number)
+ * @SHCA_WIN_SRQ_RESIZE: RESIZE_SRQ has copied a chunk of the SRQ's posted
+ *	WQEs into the new memory and holds nothing; the SRQ is still in the
+ *	old memory, where the driver posts and the responder takes, and what
+ *	is posted now is copied later (for the SRQ's number)
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
@@ -75,6 +79,7 @@ enum shca_hw_window_id {
 	SHCA_WIN_ROUTE,
 	SHCA_WIN_ODP_DEFER,
 	SHCA_WIN_CQ_RESIZE,
+	SHCA_WIN_SRQ_RESIZE,
 	SHCA_WIN_NUM,
 };
 

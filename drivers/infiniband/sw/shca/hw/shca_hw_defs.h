@@ -597,6 +597,54 @@ struct shca_hw_srq_create {
 #define SHCA_HW_SRQ_LIMIT_KEEP	U32_MAX
 
 /**
+ * enum shca_hw_srq_resize_step - the steps of RESIZE_SRQ
+ * @SHCA_SRQ_RESIZE_START: copy the posted WQEs, from the consumer index,
+ *	into the new memory; sleeps, and holds the SRQ only a chunk at a
+ *	time, so the driver goes on posting and the responder taking
+ * @SHCA_SRQ_RESIZE_COPY: the same, from where an earlier step stopped
+ * @SHCA_SRQ_RESIZE_SWITCH: copy what was posted since the last copy step,
+ *	at most a chunk (BUSY if more), and move the SRQ to the new memory;
+ *	never sleeps: the driver holds its posting lock across it
+ */
+enum shca_hw_srq_resize_step {
+	SHCA_SRQ_RESIZE_START,
+	SHCA_SRQ_RESIZE_COPY,
+	SHCA_SRQ_RESIZE_SWITCH,
+};
+
+/**
+ * struct shca_hw_srq_copied - how far RESIZE_SRQ's copy got
+ * @next: the first ring index not copied
+ * @bad: the last ring index copied that names a slot past the new depth
+ *	(that WQE is not copied; the switch is refused if it is still posted)
+ * @has_bad: @bad is set
+ */
+struct shca_hw_srq_copied {
+	u32 next;
+	u32 bad;
+	bool has_bad;
+};
+
+/**
+ * struct shca_hw_srq_resize - RESIZE_SRQ parameters
+ * @mem: the new slots, index ring, doorbell record and depth, and the
+ *	limit to arm with them (or SHCA_HW_SRQ_LIMIT_KEEP); its pdn, max_sge,
+ *	xrcdn and cqn are unused
+ * @step: which step
+ * @copied: for COPY and SWITCH, what the step before returned
+ *
+ * The driver runs the steps of one resize of an SRQ at a time, and gives
+ * each the same @mem: START, any number of COPY, then SWITCH, which
+ * it repeats after another COPY while it is BUSY.  A failed step changes
+ * nothing; the driver then frees the new memory.
+ */
+struct shca_hw_srq_resize {
+	struct shca_hw_srq_create mem;
+	enum shca_hw_srq_resize_step step;
+	struct shca_hw_srq_copied copied;
+};
+
+/**
  * struct shca_hw_srq_query - QUERY_SRQ results
  * @limit: the armed limit, or 0
  * @pi: producer index
@@ -903,7 +951,8 @@ enum shca_hw_counter {
  * @in.moder: for MODIFY_CQ
  * @in.moder.count: CQEs per event
  * @in.moder.period: microseconds an event may wait
- * @in.srq: for CREATE_SRQ and RESIZE_SRQ (its pdn and max_sge unused)
+ * @in.srq: for CREATE_SRQ
+ * @in.srq_resize: for RESIZE_SRQ
  * @in.srq_limit: for MODIFY_SRQ
  * @in.qp: for CREATE_QP
  * @in.qp_attr: for MODIFY_QP
@@ -927,6 +976,7 @@ enum shca_hw_counter {
  *	CREATE_QP and ALLOC_XRCD, or the new key, for ALLOC_MPT and ALLOC_MW
  * @out.cq: for QUERY_CQ
  * @out.srq: for QUERY_SRQ
+ * @out.srq_copied: for RESIZE_SRQ's START and COPY steps
  * @out.qp: for QUERY_QP
  * @out.counters: for QUERY_COUNTERS
  * @out.dm_addr: for ALLOC_DM: the new allocation's device memory address
@@ -951,6 +1001,7 @@ struct shca_hw_cmd {
 			u16 period;
 		} moder;
 		struct shca_hw_srq_create srq;
+		struct shca_hw_srq_resize srq_resize;
 		u32 srq_limit;
 		struct shca_hw_qp_create qp;
 		struct shca_hw_qp_attr qp_attr;
@@ -974,6 +1025,7 @@ struct shca_hw_cmd {
 		struct shca_hw_obj_id id;
 		struct shca_hw_cq_query cq;
 		struct shca_hw_srq_query srq;
+		struct shca_hw_srq_copied srq_copied;
 		struct shca_hw_qp_query qp;
 		u64 counters[SHCA_CNT_NUM];
 		u64 dm_addr;

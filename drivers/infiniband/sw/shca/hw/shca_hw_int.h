@@ -268,7 +268,8 @@ struct shca_hw_xrcd {
  * @hw: the device
  * @srqn: its number
  * @ref: users in flight, plus one while it is in the table
- * @lock: guards the consumer index and the limit
+ * @lock: guards the consumer index, the limit, and the memory (@slots,
+ *	@index_ring, @log_depth, @dbrec), which RESIZE_SRQ's switch changes
  * @pdn: protection domain
  * @slots: WQE slots
  * @index_ring: slot numbers, as posted
@@ -286,7 +287,8 @@ struct shca_hw_srq {
 	struct shca_hw *hw;
 	u32 srqn;
 	refcount_t ref;
-	spinlock_t lock;	/* guards ci and limit */
+	/* guards ci, limit, and the memory RESIZE_SRQ's switch changes */
+	spinlock_t lock;
 	u32 pdn;
 	struct shca_hw_recv_wqe *slots;
 	u32 *index_ring;

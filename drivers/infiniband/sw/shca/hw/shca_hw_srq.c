@@ -4,14 +4,15 @@
  *
  * An SRQ is an array of WQE slots and a ring of slot numbers.  The driver
  * fills a free slot and puts its number on the ring; the responder takes
- * numbers in order (shca_hw_srq_peek(), shca_hw_srq_take()) and the slot comes back to the
- * driver when its completion is polled.  RESIZE_SRQ moves the posted WQEs
- * to new memory, slot numbers kept.  An armed limit raises the limit
- * event once and disarms itself.  QPs attached to an SRQ hold a reference
- * and count in its association count; DESTROY_SRQ is refused while that
- * count is not zero.  An XRC SRQ also belongs to an XRC domain and
- * has a CQ of its own, where its receive completions go, whichever XRC
- * target QP took the message; it counts in that CQ's association count.
+ * numbers in order (shca_hw_srq_peek(), shca_hw_srq_take()) and the slot
+ * comes back to the driver when its completion is polled.  RESIZE_SRQ
+ * moves the posted WQEs to new memory, slot numbers kept, most of them
+ * with no lock held.  An armed limit raises the limit event once and
+ * disarms itself.  QPs attached to an SRQ hold a reference and count in
+ * its association count; DESTROY_SRQ is refused while that count is not
+ * zero.  An XRC SRQ also belongs to an XRC domain and has a CQ of its
+ * own, where its receive completions go, whichever XRC target QP took the
+ * message; it counts in that CQ's association count.
  *
  * Lock order: shca_hw_srq.lock is taken after shca_hw_qp.lock is dropped
  * (the responder pops with only its resp_mutex held) and before
@@ -183,72 +184,184 @@ static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
 	return SHCA_HW_OK;
 }
 
-/**
- * shca_hw_srq_resize() - move an SRQ to new slots and a new index ring
- * @hw: the device
- * @cmd: RESIZE_SRQ: the SRQ in @cmd->index, the new memory in @cmd->in.srq
+/* Posted WQEs RESIZE_SRQ copies at a time, and at most in its switch. */
+#define SHCA_HW_SRQ_RESIZE_CHUNK	256
+
+/*
+ * Copy ring indices @c->next up to @end into the new memory: the slot
+ * number, then the WQE in it, to the same slot of the new array.  A slot
+ * past the new depth is not copied; its index is kept in @c.
  *
+ * The SRQ's lock need not be held: only SWITCH changes the SRQ's memory,
+ * and the driver runs no other step meanwhile.  A WQE below the producer
+ * index stays as it is until the responder takes it; if its slot is then
+ * posted again, at a later index, the new WQE is copied at that index,
+ * after this copy, so the copy of every WQE still posted at the switch is
+ * the WQE as it was posted.
+ */
+static void shca_hw_srq_copy(const struct shca_hw_srq *srq,
+			     const struct shca_hw_srq_create *to, u32 end,
+			     struct shca_hw_srq_copied *c)
+{
+	u32 old_mask = (1U << srq->log_depth) - 1;
+	u32 mask = (1U << to->log_depth) - 1;
+	u32 slot;
+
+	for (; c->next != end; c->next++) {
+		slot = READ_ONCE(srq->index_ring[c->next & old_mask]) &
+		       old_mask;
+		if (slot > mask) {
+			c->bad = c->next;
+			c->has_bad = true;
+			continue;
+		}
+		to->index_ring[c->next & mask] = slot;
+		memcpy(&to->slots[slot], &srq->slots[slot], sizeof(*to->slots));
+	}
+}
+
+/*
+ * Where a copy goes on from: @c->next, or the consumer index if the
+ * responder has taken past it (what it took needs no copy).  Returns the
+ * producer index, or false if the ring holds more than its depth.
+ */
+static bool shca_hw_srq_copy_from(struct shca_hw_srq *srq,
+				  struct shca_hw_srq_copied *c, u32 *pi)
+{
+	u32 ci = READ_ONCE(srq->ci);
+
+	/* Pairs with the driver's release: slots and ring entries are set. */
+	*pi = smp_load_acquire(&srq->dbrec->pi);
+	if ((s32)(ci - c->next) > 0)
+		c->next = ci;
+	if ((s32)(*pi - c->next) < 0)
+		c->next = *pi;
+	return *pi - ci <= 1U << srq->log_depth;
+}
+
+/*
+ * START and COPY: copy until every WQE posted is copied, a chunk at a
+ * time, the SRQ held by no lock and the CPU given up between chunks.  A
+ * poster that keeps ahead is left to the switch after as many WQEs as
+ * twice the depth: the driver copies again while the switch is BUSY.
+ */
+static enum shca_hw_status shca_hw_srq_resize_copy(struct shca_hw *hw,
+						   struct shca_hw_srq *srq,
+						   struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_srq_resize *in = &cmd->in.srq_resize;
+	struct shca_hw_srq_copied *c = &cmd->out.srq_copied;
+	u32 pi, budget = 2U << srq->log_depth;
+
+	if (in->step == SHCA_SRQ_RESIZE_START) {
+		spin_lock_irq(&srq->lock);
+		*c = (struct shca_hw_srq_copied){ .next = srq->ci };
+		spin_unlock_irq(&srq->lock);
+	} else {
+		*c = in->copied;
+	}
+	while (budget) {
+		if (!shca_hw_srq_copy_from(srq, c, &pi))
+			return SHCA_HW_BAD_PARAM;
+		if (c->next == pi)
+			break;
+		pi = c->next + min3(pi - c->next, budget,
+				    (u32)SHCA_HW_SRQ_RESIZE_CHUNK);
+		budget -= pi - c->next;
+		shca_hw_srq_copy(srq, &in->mem, pi, c);
+		shca_hw_window_pass(hw, SHCA_WIN_SRQ_RESIZE, srq->srqn);
+		cond_resched();
+	}
+	return SHCA_HW_OK;
+}
+
+/*
+ * SWITCH: under the SRQ's lock, copy what was posted since the copy step
+ * and move the SRQ, with its consumer index, producer index and slot
+ * numbers, to the new memory.
+ */
+static enum shca_hw_status shca_hw_srq_resize_switch(struct shca_hw_srq *srq,
+						     struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_srq_resize *in = &cmd->in.srq_resize;
+	struct shca_hw_srq_copied c = in->copied;
+	enum shca_hw_status status = SHCA_HW_OK;
+	u32 depth = 1U << in->mem.log_depth;
+	unsigned long flags;
+	u32 pi, limit;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	limit = in->mem.limit == SHCA_HW_SRQ_LIMIT_KEEP ? srq->limit :
+		in->mem.limit;
+	if (!shca_hw_srq_copy_from(srq, &c, &pi)) {
+		status = SHCA_HW_BAD_PARAM;
+		goto out;
+	}
+	if (pi - c.next > SHCA_HW_SRQ_RESIZE_CHUNK) {
+		status = SHCA_HW_BUSY;
+		goto out;
+	}
+	shca_hw_srq_copy(srq, &in->mem, pi, &c);
+	if (pi - srq->ci > depth || limit > depth ||
+	    (c.has_bad && c.bad - srq->ci < pi - srq->ci)) {
+		status = SHCA_HW_BAD_PARAM;
+		goto out;
+	}
+	WRITE_ONCE(in->mem.dbrec->pi, pi);
+	srq->slots = in->mem.slots;
+	srq->index_ring = in->mem.index_ring;
+	srq->dbrec = in->mem.dbrec;
+	srq->log_depth = in->mem.log_depth;
+	srq->limit = limit;
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return status;
+}
+
+/**
+ * shca_hw_srq_resize() - run a step of RESIZE_SRQ
+ * @hw: the device
+ * @cmd: RESIZE_SRQ: the SRQ in @cmd->index, the step and the new memory
+ *	in @cmd->in.srq_resize
+ *
+ * Moves an SRQ to new slots and a new index ring, in steps (struct
+ * shca_hw_srq_resize) so that no lock is held while most WQEs are copied.
  * Slot numbers are kept: a WQE posted in slot s is in slot s of the new
  * array, so the receive CQEs already written, and the slot the responder
- * holds, still name it; the index ring entries from the consumer index to
- * the producer index move to the same indices of the new ring, and the
- * new doorbell record starts at the old producer index.  The driver holds
- * its posting lock across the command, so the producer index stands still;
- * the responder's pops take the SRQ's lock, as this does.  The limit in
- * @cmd->in.srq is armed with the new depth, in the same step, or, if it is
- * SHCA_HW_SRQ_LIMIT_KEEP, the armed limit stays.  Refused, with nothing
- * changed: a posted WQE that would not fit, or whose slot is past the new
- * depth, or a limit over the new depth.  The driver checks
- * the slots whose CQEs are not yet polled, which the device does not track.
+ * holds, still name it; the ring entries from the consumer index to the
+ * producer index move to the same indices of the new ring, and the new
+ * doorbell record starts at the old producer index.  The limit is armed
+ * with the new depth, in the switch, or, if it is SHCA_HW_SRQ_LIMIT_KEEP,
+ * the armed limit stays.  The switch is refused, with nothing changed,
+ * if a posted WQE would not fit, or its slot is past the new depth, or the
+ * limit is over it.  The driver checks the slots whose CQEs are not yet
+ * polled, which the device does not track.
  *
- * Never sleeps; no command mutex.
+ * START and COPY sleep; SWITCH never does.  No command mutex.
  *
  * Return: the completion status.
  */
 enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
 				       struct shca_hw_cmd *cmd)
 {
-	const struct shca_hw_srq_create *in = &cmd->in.srq;
-	enum shca_hw_status status = SHCA_HW_OK;
-	u32 depth, old_mask, pi, n, i, slot, limit;
+	const struct shca_hw_srq_resize *in = &cmd->in.srq_resize;
+	enum shca_hw_status status;
 	struct shca_hw_srq *srq;
-	unsigned long flags;
 
-	if (!in->slots || !in->index_ring || !in->dbrec || !in->log_depth ||
-	    in->log_depth > SHCA_HW_MAX_LOG_DEPTH ||
-	    (1U << in->log_depth) > hw->caps->max_srq_wr)
+	if (!in->mem.slots || !in->mem.index_ring || !in->mem.dbrec ||
+	    !in->mem.log_depth || in->mem.log_depth > SHCA_HW_MAX_LOG_DEPTH ||
+	    (1U << in->mem.log_depth) > hw->caps->max_srq_wr ||
+	    (unsigned int)in->step > SHCA_SRQ_RESIZE_SWITCH)
 		return SHCA_HW_BAD_PARAM;
 	srq = shca_hw_srq_get(hw, cmd->index);
 	if (!srq)
 		return SHCA_HW_BAD_INDEX;
-	depth = 1U << in->log_depth;
-	spin_lock_irqsave(&srq->lock, flags);
-	old_mask = (1U << srq->log_depth) - 1;
-	pi = READ_ONCE(srq->dbrec->pi);
-	n = pi - srq->ci;
-	limit = in->limit == SHCA_HW_SRQ_LIMIT_KEEP ? srq->limit : in->limit;
-	if (n > old_mask + 1 || n > depth || limit > depth) {
-		status = SHCA_HW_BAD_PARAM;
-		goto out;
+	if (in->step == SHCA_SRQ_RESIZE_SWITCH) {
+		status = shca_hw_srq_resize_switch(srq, cmd);
+	} else {
+		might_sleep();
+		status = shca_hw_srq_resize_copy(hw, srq, cmd);
 	}
-	for (i = 0; i < n; i++) {
-		slot = READ_ONCE(srq->index_ring[(srq->ci + i) & old_mask]) &
-		       old_mask;
-		if (slot >= depth) {
-			status = SHCA_HW_BAD_PARAM;
-			goto out;
-		}
-		in->index_ring[(srq->ci + i) & (depth - 1)] = slot;
-		memcpy(&in->slots[slot], &srq->slots[slot], sizeof(*in->slots));
-	}
-	WRITE_ONCE(in->dbrec->pi, pi);
-	srq->slots = in->slots;
-	srq->index_ring = in->index_ring;
-	srq->dbrec = in->dbrec;
-	srq->log_depth = in->log_depth;
-	srq->limit = limit;
-out:
-	spin_unlock_irqrestore(&srq->lock, flags);
 	shca_hw_srq_put(srq);
 	return status;
 }

@@ -46,6 +46,7 @@ static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_ROUTE]	= "route",
 	[SHCA_WIN_ODP_DEFER]	= "odp_defer",
 	[SHCA_WIN_CQ_RESIZE]	= "cq_resize",
+	[SHCA_WIN_SRQ_RESIZE]	= "srq_resize",
 };
 
 /**
