@@ -8,7 +8,10 @@
 #   make kunit      only the KUnit suites, on the debug kernel
 #   make vm         a shell on the debug kernel with shca loaded
 #   make demo       boot the debug kernel and show what shca does
-#   make lint       checkpatch --strict, sparse and kernel-doc
+#   make lint       checkpatch --strict, kernel-doc, shellcheck, the
+#                   documentation and sparse
+#   make docs       the architecture picture from its .dot file, and the
+#                   HTML pages in out/docs/
 #   make kernel     build (or find cached) the debug kernel
 #   make user       build rdma-core with libshca, and the userspace tests
 #   make bench      perftest against rdma_rxe and the in-kernel
@@ -29,8 +32,8 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 KDIR ?= $(shell $(TOP)/scripts/build-kernel.sh)
 
-.PHONY: all modules clean check kunit itest vm demo lint kernel stock user bench soak \
-	debs install uninstall pkgtest
+.PHONY: all modules clean check kunit itest vm demo lint docs kernel stock user \
+	bench soak debs install uninstall pkgtest
 
 all: modules
 
@@ -72,6 +75,9 @@ demo:
 
 lint:
 	@$(TOP)/scripts/lint.sh
+
+docs:
+	@$(TOP)/scripts/docs.sh
 
 itest:
 	@$(TOP)/scripts/check.sh --itest

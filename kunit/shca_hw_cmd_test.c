@@ -36,6 +36,11 @@ static const struct shca_bad_cmd_case shca_bad_cmd_cases[] = {
 	  SHCA_HW_BAD_PARAM },
 	{ "query port 2", { .opcode = SHCA_CMD_QUERY_PORT, .port = 2 },
 	  SHCA_HW_BAD_PARAM },
+	{ "set port 0", { .opcode = SHCA_CMD_SET_PORT, .port = 0,
+			  .in.port.mtu = 1024 }, SHCA_HW_BAD_PARAM },
+	{ "set a GID on port 2",
+	  { .opcode = SHCA_CMD_SET_GID, .port = 2, .index = 0 },
+	  SHCA_HW_BAD_PARAM },
 	{ "set port with tiny MTU",
 	  { .opcode = SHCA_CMD_SET_PORT, .port = 1, .in.port.mtu = 255 },
 	  SHCA_HW_BAD_PARAM },
@@ -252,6 +257,53 @@ static void shca_test_injected_failure_fires_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
 }
 
+/* The opcodes that release a resource: none can be armed to fail. */
+static const enum shca_hw_opcode shca_releasing_opcodes[] = {
+	SHCA_CMD_DEALLOC_PD, SHCA_CMD_DESTROY_EQ, SHCA_CMD_DESTROY_CQ,
+	SHCA_CMD_DESTROY_SRQ, SHCA_CMD_DESTROY_QP, SHCA_CMD_FREE_MPT,
+	SHCA_CMD_DETACH_MCAST, SHCA_CMD_FREE_DM, SHCA_CMD_INVALIDATE_ODP,
+	SHCA_CMD_DEALLOC_XRCD,
+};
+
+static bool shca_releases(int opcode)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(shca_releasing_opcodes); i++)
+		if (shca_releasing_opcodes[i] == opcode)
+			return true;
+	return false;
+}
+
+/*
+ * The command table has a row for every opcode: a name of its own, and
+ * the releasing commands (only they) refuse an injected failure.
+ */
+static void shca_test_command_table_describes_every_opcode(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	const char *name;
+	int op, other;
+
+	for (op = 0; op < SHCA_CMD_NUM_OPCODES; op++) {
+		name = shca_hw_opcode_name(op);
+		KUNIT_EXPECT_STRNEQ_MSG(test, name, "UNKNOWN", "opcode %d", op);
+		for (other = 0; other < op; other++)
+			KUNIT_EXPECT_STRNEQ(test, name,
+					    shca_hw_opcode_name(other));
+		KUNIT_EXPECT_EQ_MSG(test, shca_releases(op) ? -EINVAL : 0,
+				    shca_hw_inject_cmd_failure(hw, op),
+				    "%s", name);
+	}
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_inject_cmd_failure(hw, -1));
+	KUNIT_EXPECT_STREQ(test, "DESTROY_QP",
+			   shca_hw_opcode_name(SHCA_CMD_DESTROY_QP));
+	KUNIT_EXPECT_STREQ(test, "DEALLOC_XRCD",
+			   shca_hw_opcode_name(SHCA_CMD_DEALLOC_XRCD));
+	KUNIT_EXPECT_STREQ(test, "UNKNOWN",
+			   shca_hw_opcode_name(SHCA_CMD_NUM_OPCODES));
+}
+
 struct shca_errno_case {
 	enum shca_hw_status status;
 	int err;
@@ -433,6 +485,7 @@ static struct kunit_case shca_hw_cmd_cases[] = {
 	KUNIT_CASE(shca_test_pkey_table_holds_default),
 	KUNIT_CASE(shca_test_pd_numbers_are_unique_and_reused),
 	KUNIT_CASE(shca_test_injected_failure_fires_once),
+	KUNIT_CASE(shca_test_command_table_describes_every_opcode),
 	KUNIT_CASE(shca_test_busy_cq_and_bad_transition_refused),
 	KUNIT_CASE_PARAM(shca_test_user_qp_wqe_refused,
 			 shca_user_wqe_gen_params),

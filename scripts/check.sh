@@ -27,9 +27,11 @@
 # a skip no manifest lists is a failure, and so is a listed one that ran
 # (scripts/skips.sh).
 #
-# Ends with "N passed, N failed, N skipped" and exits non-zero on any
-# failure, including a kernel report (BUG, WARNING, KASAN, UBSAN, lockdep,
-# kmemleak, hung task) in either guest.
+# Ends with a table of its phases and their minutes (each guest's KUnit
+# run, its integration tests and its slowest tests among them, from the
+# durations the guest records), then "N passed, N failed, N skipped", and
+# exits non-zero on any failure, including a kernel report (BUG, WARNING,
+# KASAN, UBSAN, lockdep, kmemleak, hung task) in any guest.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ktap.sh"
@@ -68,7 +70,52 @@ record() {
 }
 
 
+# minutes SECONDS: in minutes, to a tenth.
+minutes() {
+	printf '%d.%d' $(($1 / 60)) $((($1 % 60) / 6))
+}
+
+# phase NAME: NAME begins and the phase before it ends; "" ends the last.
+phases=() phase_name='' phase_t0=$(date +%s)
+phase() {
+	local now
+	now=$(date +%s)
+	if [ -n "$phase_name" ]; then
+		phases+=("$(printf '%-34s %6s' "$phase_name" \
+			"$(minutes $((now - phase_t0)))")")
+	fi
+	phase_name=$1 phase_t0=$now
+}
+
+# guest_phases KERNEL: what the guest's durations file says took its time:
+# KUnit, the integration tests, and the three slowest of them.
+guest_phases() {
+	local f=$SHCA_TOP/out/vm-$1/durations name s tests=0 n=0 slow
+	[ -f "$f" ] || return 0
+	while read -r name s; do
+		if [ "$name" = kunit ]; then
+			phases+=("$(printf '  %-32s %6s' KUnit "$(minutes "$s")")")
+		else
+			tests=$((tests + s)) n=$((n + 1))
+		fi
+	done < "$f"
+	[ $n -gt 0 ] || return 0
+	phases+=("$(printf '  %-32s %6s' "integration tests ($n)" "$(minutes $tests)")")
+	slow=$(grep -v '^kunit ' "$f" | sort -k2,2nr | head -n 3)
+	while read -r name s; do
+		[ -z "$name" ] ||
+			phases+=("$(printf '    %-30s %6s' "$name" "$(minutes "$s")")")
+	done <<<"$slow"
+}
+
 finish() {
+	phase ""
+	if [ ${#phases[@]} -gt 0 ]; then
+		echo
+		printf '%-34s %6s\n' phase minutes
+		printf '%s\n' "${phases[@]}"
+		printf '%-34s %6s\n' total "$(minutes $(($(date +%s) - start)))"
+	fi
 	echo
 	if [ ${#failures[@]} -gt 0 ]; then
 		echo "failed:"
@@ -80,6 +127,7 @@ finish() {
 }
 
 start=$(date +%s)
+phase "packages and kernels"
 shca_need_pkgs build-essential bc bison flex libelf-dev libssl-dev cpio \
 	kmod ccache sparse qemu-system-x86 busybox-static iproute2 xz-utils \
 	gcc-12 pahole python3 linux-source-6.12 gnuplot-nox bsdextrautils \
@@ -108,6 +156,7 @@ mkdir -p "$SHCA_TOP/out"
 # The userspace side: rdma-core with libshca and the userspace tests; the
 # CQ sweep libshca shares with the kernel is unit-tested here, on the host.
 if [ $do_lint -eq 1 ] || [ $do_itest -eq 1 ] || [ $do_pkg -eq 1 ]; then
+	phase "userspace build"
 	if "$SHCA_TOP/scripts/build-user.sh" > "$SHCA_TOP/out/build-user.log" 2>&1; then
 		record "build: rdma-core with libshca, userspace tests" PASS
 		"$SHCA_TOP/out/user/cq_sweep_test" > "$SHCA_TOP/out/cq_sweep.ktap" 2>&1
@@ -123,6 +172,7 @@ fi
 # Each of its checks must report, and its exit status must agree: a lint
 # that could not run is a failure, not silence.
 if [ $do_lint -eq 1 ]; then
+	phase lint
 	"$SHCA_TOP/scripts/lint.sh" > "$SHCA_TOP/out/lint.ktap" 2>&1
 	if ! ktap_parse "lint: " "$SHCA_TOP/out/lint.ktap" $?; then
 		grep -v -E '^(KTAP version|1\.\.|(not )?ok )' \
@@ -133,6 +183,7 @@ fi
 # The parsers prove themselves on broken reports (host side): this one of
 # every KTAP report, the KUnit report's, and the judge of skips.
 if [ $do_kunit -eq 1 ] || [ $do_itest -eq 1 ]; then
+	phase "host: the parsers' self-tests"
 	for t in ktap kunit_results skips ktap_check; do
 		"$SHCA_TOP/tests/host/$t.sh" > "$SHCA_TOP/out/host-$t.ktap" 2>&1
 		ktap_parse "host: ${t//_/-} " "$SHCA_TOP/out/host-$t.ktap" $?
@@ -183,6 +234,7 @@ for k in $SHCA_KERNELS; do
 		it=1
 	fi
 	[ ${#args[@]} -gt 0 ] || continue
+	phase "guest $k: build, boot, tests"
 	# On a full run, lint has just built the debug module under sparse.
 	if [ $do_lint -eq 1 ] && [ $k = debug ] &&
 	   [ -f "$SHCA_TOP/out/build-debug/drivers/infiniband/sw/shca/shca.ko" ]; then
@@ -195,11 +247,14 @@ for k in $SHCA_KERNELS; do
 	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 4200 \
 		scripts/guest/run-tests.sh "${args[@]}"
 	collect $k $? $it
+	phase ""
+	guest_phases $k
 done
 
 # The packages, as a Debian 12 user installs them; each guest's checks
 # count one by one.
 if [ $do_pkg -eq 1 ]; then
+	phase "package test"
 	"$SHCA_TOP/scripts/pkg-test.sh" > "$SHCA_TOP/out/pkg.ktap" 2> "$SHCA_TOP/out/pkg.log"
 	prc=$?
 	if ! ktap_parse "pkg: " "$SHCA_TOP/out/pkg.ktap" $prc; then

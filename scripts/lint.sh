@@ -4,7 +4,9 @@
 # Style checks of the C sources, with the kernel's own tools: checkpatch
 # --strict, kernel-doc -Wall and sparse (through a C=1 build against the
 # debug kernel), and that the release number agrees wherever it stands
-# (scripts/check-version.sh); shellcheck of every shell script.  libshca and the userspace tests are checked with
+# (scripts/check-version.sh); shellcheck of every shell script; the
+# documentation (Sphinx, the kernel-doc directives, the architecture
+# picture, the README's length).  libshca and the userspace tests are checked with
 # checkpatch too, but keep userspace C types and errno values; libshca
 # must also compile clean with -Wall -Wextra -Werror (build-user.sh).
 # Reports in KTAP: the plan, then "ok N NAME" or "not ok N NAME" per check,
@@ -21,7 +23,7 @@ files=$(git ls-files '*.c' '*.h' 2>/dev/null)
 rc=0 n=0 notes=
 
 echo "KTAP version 1"
-echo "1..5"
+echo "1..6"
 
 # say TEXT...: a finding, printed as a KTAP comment before the result.
 say() {
@@ -151,6 +153,48 @@ if out=$("$SHCA_TOP/scripts/check-version.sh" 2>&1); then
 else
 	say "$out"
 	report versions FAIL
+fi
+
+# Documentation: the pages build with Sphinx without a warning (so every
+# page is in index.rst's toctree), every kernel-doc directive finds its
+# DOC section (kernel-doc says so on stderr, which Sphinx passes through
+# without failing: any output at all fails), the architecture picture is
+# what its .dot file makes, and the README stays within 180 lines.  A
+# planted directive naming no section first.
+shca_need_pkgs graphviz python3-sphinx
+docs=$(mktemp -d)
+trap 'rm -f "$canary"; rm -rf "$docs"' EXIT
+mkdir "$docs/canary"
+cp Documentation/conf.py "$docs/canary/"
+printf 'Canary\n======\n\n.. kernel-doc:: %s\n   :doc: No such section\n' \
+	providers/shca/shca.h > "$docs/canary/index.rst"
+sphinx() {
+	SHCA_TOP=$SHCA_TOP SHCA_KERNEL_SRC=$src \
+		sphinx-build -q -W -b html "$1" "$2" 2>&1
+}
+if ! out=$(sphinx "$docs/canary" "$docs/canary-html") ||
+   ! grep -q 'No such section' <<<"$out"; then
+	say "$out"
+	say "a kernel-doc directive naming no section goes unnoticed"
+	report docs FAIL
+else
+	st=0
+	out=$(sphinx Documentation "$docs/html") || st=1
+	if [ -n "$out" ]; then
+		say "$out"
+		st=1
+	fi
+	dot -Tsvg Documentation/images/architecture.dot -o "$docs/arch.svg"
+	if ! cmp -s "$docs/arch.svg" Documentation/images/architecture.svg; then
+		say "architecture.svg is not what architecture.dot makes: make docs"
+		st=1
+	fi
+	lines=$(wc -l < README.md)
+	if [ "$lines" -gt 180 ]; then
+		say "README.md has $lines lines, more than 180"
+		st=1
+	fi
+	if [ $st -eq 0 ]; then report docs PASS; else report docs FAIL; fi
 fi
 
 shca_need_pkgs sparse

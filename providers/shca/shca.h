@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * libshca: the rdma-core provider of shca devices.
+ * libshca: the rdma-core provider of shca devices.  The lock order is the
+ * DOC section below.
+ */
+
+/**
+ * DOC: Lock order of libshca
  *
- * Lock order, outermost first: a CQ's lock (two CQs: lower CQN first),
- * the context's QP table lock or its XRC SRQ table lock, then an SQ, RQ
- * or SRQ lock.  An object created on a parent domain with a thread domain
- * takes none of its own locks (shca_lock()): the application promised one
- * thread uses it.
+ * Outermost first::
+ *
+ *   a CQ's lock                        two CQs (a QP's sweep): lower CQN
+ *                                      first
+ *   the context's QP table lock, or
+ *   its XRC SRQ table lock
+ *   an SQ, RQ or SRQ lock              posting; never nested
+ *
+ * An object created on a parent domain with a thread domain takes none of
+ * its own locks (shca_lock()): the application promised one thread uses
+ * it.
  */
 #ifndef SHCA_PROVIDER_H
 #define SHCA_PROVIDER_H

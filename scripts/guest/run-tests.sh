@@ -19,7 +19,9 @@
 # (debug, stock, stock61) and is skipped on the others, saying so; a name
 # there that is no kernel's fails the test everywhere.  make check holds
 # every skip against tests/skips/KERNEL.  Each result also goes to the kernel log as
-# "shca-test: NAME PASS|FAIL|SKIP".
+# "shca-test: NAME PASS|FAIL|SKIP".  How long KUnit and each test took, in
+# seconds, goes to $SHCA_OUT/durations ("kunit N", "NAME N"), for the
+# phase table make check prints.
 . "$SHCA_TOP/scripts/guest/lib.sh"
 
 kunit=
@@ -33,6 +35,7 @@ while [ $# -gt 0 ]; do
 done
 
 : > "$SHCA_OUT/results"
+: > "$SHCA_OUT/durations"
 shca_guest_load || { echo "run-tests.sh: cannot load shca"; exit 1; }
 
 if [ -n "$kunit" ]; then
@@ -42,11 +45,13 @@ if [ -n "$kunit" ]; then
 	fi
 	# No newline: KUnit would take it as part of the glob.
 	printf %s "$kunit" > /sys/module/kunit/parameters/filter_glob
+	t0=$(date +%s)
 	echo "shca-kunit: begin" > /dev/kmsg
 	insmod "$SHCA_BUILD/kunit/shca_kunit.ko" ||
 		{ echo "run-tests.sh: cannot load shca_kunit"; exit 1; }
 	rmmod shca_kunit
 	echo "shca-kunit: end" > /dev/kmsg
+	echo "kunit $(($(date +%s) - t0))" >> "$SHCA_OUT/durations"
 fi
 
 # result NAME PASS|FAIL|SKIP [WHY]: the next KTAP result.
@@ -96,8 +101,10 @@ if [ -n "$itest" ]; then
 		echo "shca-test: start $name" > /dev/kmsg
 		shca_guest_load
 		limit=$(sed -n 's/^# shca-timeout: \([0-9]\+\)$/\1/p' "$t")
+		t0=$(date +%s)
 		timeout -k 10 "${limit:-300}" bash "$t" > "$SHCA_OUT/itest-$name.log" 2>&1
 		rc=$?
+		echo "$name $(($(date +%s) - t0))" >> "$SHCA_OUT/durations"
 		if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
 			echo "--- $name (exit $rc) ---"
 			tail -n 30 "$SHCA_OUT/itest-$name.log"

@@ -2,18 +2,44 @@
 /*
  * shca: the verbs layer's view of a device.
  *
- * Lock order, outermost first:
- *   shca_dev_list_lock (shca_main.c)
- *   shca_xrcd.lock (an XRC target QP's sweep walks the domain's SRQs)
- *   shca_srq.resize_mutex (across a resize; shca_srq.lock under it)
- *   shca_cq.resize_mutex (a QP's two CQs at once: lower CQN first)
- *   shca_cq.lock (poll lock; a QP's two CQs at once: lower CQN first)
- *   shca_dev.qps xarray lock, shca_srq.lock (under a poll lock while sweeping)
- *   shca_qp.sq_lock, shca_qp.rq_lock, shca_srq.lock (posting; never nested)
- *   shca_qp.mcast_mutex, then shca_dev.mcast_quota_lock
- *   shca_hw internal locks (leaves for the driver; see hw/shca_hw_int.h)
- * ib_core's rtnl and device locks are never taken under shca_dev_list_lock.
- * Object lookups from the interrupt handler take the xarray lock only.
+ * The lock order is the DOC section below.
+ */
+
+/**
+ * DOC: Lock order of the driver
+ *
+ * Outermost first, with what each lock guards::
+ *
+ *   rtnl_lock                         the netdev notifier (shca_main.c)
+ *   ib_device.unregistration_lock     ib_core's, around dealloc_driver
+ *   shca_dev_list_lock                the driver's devices (shca_main.c)
+ *   shca_xrcd.lock                    a domain's SRQs; an XRC target
+ *                                     QP's sweep walks them
+ *   shca_srq.resize_mutex             across a resize; the SRQ's
+ *                                     posting lock under it
+ *   shca_cq.resize_mutex              across a resize; a QP's two CQs at
+ *                                     once (its sweep): lower CQN first
+ *   shca_cq.lock                      poll lock; a QP's two CQs at once:
+ *                                     lower CQN first
+ *   shca_dev.qps xarray lock,         taken under the poll locks by the
+ *   shca_srq.lock                     sweep
+ *   shca_qp.sq_lock, shca_qp.rq_lock, posting; never nested
+ *   shca_srq.lock
+ *   shca_qp.mcast_mutex               a QP's attach, detach and reset
+ *   shca_dev.mcast_quota_lock         the per-process multicast counts
+ *   shca_dev.odp_mutex                ODP MRs found for a prefetch
+ *   ib_umem_odp.umem_mutex            ib_core's: an ODP MR's pages
+ *   the model's locks                 leaves for the driver (see the
+ *                                     model's lock order)
+ *
+ * ib_core's rtnl and device locks are never taken under
+ * shca_dev_list_lock: neither ib_register_device() nor
+ * ib_unregister_device() is called under it. Object lookups from the
+ * interrupt handler take the xarray lock only. The driver holds no lock of
+ * its own across a device command except a CQ's resize_mutex around
+ * RESIZE_CQ, an SRQ's resize_mutex around the steps of RESIZE_SRQ and the
+ * SRQ's posting lock around its switch step, which never sleeps, and
+ * umem_mutex around MAP_ODP and INVALIDATE_ODP.
  */
 #ifndef SHCA_H
 #define SHCA_H

@@ -3,12 +3,8 @@
  * shca: a soft HCA.  Module entry points, the verbs ops table, device
  * creation through "rdma link add" and the netdev notifier.
  *
- * Lock order, outermost first:
- *   rtnl_lock (netdev notifier)
- *   ib_device.unregistration_lock (ib_core, around dealloc_driver)
- *   shca_dev_list_lock
- * Neither ib_register_device() nor ib_unregister_device() is called under
- * shca_dev_list_lock: both may take rtnl_lock.
+ * Lock order: rtnl_lock and ib_core's unregistration_lock come before
+ * shca_dev_list_lock (shca.h has the driver's whole order).
  *
  * Module exit and device teardown.  A device stays on shca_dev_list from
  * its creation until its teardown has returned to ib_core, not merely

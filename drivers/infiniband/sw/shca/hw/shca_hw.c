@@ -5,9 +5,10 @@
  * The device instance (power on and off), the capability table, the
  * port, GID and P_Key tables, protection domains, the counters, and
  * shca_hw_exec(): it checks a command, counts it, fails it if a test
- * injected a failure, and hands it to the unit that owns its object,
- * under the command mutex where that unit wants it.  It is the top of the
- * model's call graph: it calls every unit and no unit calls it.
+ * injected a failure, and hands it to the unit that owns its object, under
+ * the lock its row of the command table (struct shca_hw_cmd_desc) names.
+ * It is the top of the model's call graph: it calls every unit and no unit
+ * calls it.
  *
  * Lock order: shca_hw.cmd_mutex is the outermost lock of the model (see
  * shca_hw_int.h for the whole order); shca_hw.lock, which guards the
@@ -105,45 +106,243 @@ static const struct shca_hw_caps shca_hw_default_caps = {
 #define SHCA_HW_DEFAULT_PKEY	0xffff
 #define SHCA_HW_NO_INJECTION	(-1)
 
-static const char * const shca_hw_opcode_names[SHCA_CMD_NUM_OPCODES] = {
-	[SHCA_CMD_QUERY_CAPS]	= "QUERY_CAPS",
-	[SHCA_CMD_QUERY_PORT]	= "QUERY_PORT",
-	[SHCA_CMD_SET_PORT]	= "SET_PORT",
-	[SHCA_CMD_SET_GID]	= "SET_GID",
-	[SHCA_CMD_QUERY_GID]	= "QUERY_GID",
-	[SHCA_CMD_QUERY_PKEY]	= "QUERY_PKEY",
-	[SHCA_CMD_ALLOC_PD]	= "ALLOC_PD",
-	[SHCA_CMD_DEALLOC_PD]	= "DEALLOC_PD",
-	[SHCA_CMD_CREATE_EQ]	= "CREATE_EQ",
-	[SHCA_CMD_DESTROY_EQ]	= "DESTROY_EQ",
-	[SHCA_CMD_CREATE_CQ]	= "CREATE_CQ",
-	[SHCA_CMD_RESIZE_CQ]	= "RESIZE_CQ",
-	[SHCA_CMD_MODIFY_CQ]	= "MODIFY_CQ",
-	[SHCA_CMD_QUERY_CQ]	= "QUERY_CQ",
-	[SHCA_CMD_DESTROY_CQ]	= "DESTROY_CQ",
-	[SHCA_CMD_CREATE_SRQ]	= "CREATE_SRQ",
-	[SHCA_CMD_MODIFY_SRQ]	= "MODIFY_SRQ",
-	[SHCA_CMD_QUERY_SRQ]	= "QUERY_SRQ",
-	[SHCA_CMD_DESTROY_SRQ]	= "DESTROY_SRQ",
-	[SHCA_CMD_CREATE_QP]	= "CREATE_QP",
-	[SHCA_CMD_MODIFY_QP]	= "MODIFY_QP",
-	[SHCA_CMD_QUERY_QP]	= "QUERY_QP",
-	[SHCA_CMD_DESTROY_QP]	= "DESTROY_QP",
-	[SHCA_CMD_ALLOC_MPT]	= "ALLOC_MPT",
-	[SHCA_CMD_WRITE_MPT]	= "WRITE_MPT",
-	[SHCA_CMD_FREE_MPT]	= "FREE_MPT",
-	[SHCA_CMD_QUERY_COUNTERS] = "QUERY_COUNTERS",
-	[SHCA_CMD_ATTACH_MCAST]	= "ATTACH_MCAST",
-	[SHCA_CMD_DETACH_MCAST]	= "DETACH_MCAST",
-	[SHCA_CMD_RESIZE_SRQ]	= "RESIZE_SRQ",
-	[SHCA_CMD_REREG_MPT]	= "REREG_MPT",
-	[SHCA_CMD_ALLOC_MW]	= "ALLOC_MW",
-	[SHCA_CMD_ALLOC_DM]	= "ALLOC_DM",
-	[SHCA_CMD_FREE_DM]	= "FREE_DM",
-	[SHCA_CMD_MAP_ODP]	= "MAP_ODP",
-	[SHCA_CMD_INVALIDATE_ODP] = "INVALIDATE_ODP",
-	[SHCA_CMD_ALLOC_XRCD]	= "ALLOC_XRCD",
-	[SHCA_CMD_DEALLOC_XRCD]	= "DEALLOC_XRCD",
+/*
+ * The table commands, shca_hw.c's own: the port, GID, P_Key and PD tables
+ * and the counters, under shca_hw.lock with interrupts off.
+ */
+static enum shca_hw_status shca_hw_cmd_query_caps(struct shca_hw *hw,
+						  struct shca_hw_cmd *cmd)
+{
+	lockdep_assert_held(&hw->lock);
+	cmd->out.caps = *hw->caps;
+	return SHCA_HW_OK;
+}
+
+static enum shca_hw_status shca_hw_cmd_query_port(struct shca_hw *hw,
+						  struct shca_hw_cmd *cmd)
+{
+	lockdep_assert_held(&hw->lock);
+	cmd->out.port = hw->port;
+	return SHCA_HW_OK;
+}
+
+static enum shca_hw_status shca_hw_cmd_set_gid(struct shca_hw *hw,
+					       struct shca_hw_cmd *cmd)
+{
+	const struct shca_hw_gid_entry *e = &cmd->in.gid;
+
+	lockdep_assert_held(&hw->lock);
+	if (cmd->index >= hw->caps->gid_tbl_len)
+		return SHCA_HW_BAD_INDEX;
+	if (e->valid && e->type != SHCA_HW_GID_ROCE_V1 &&
+	    e->type != SHCA_HW_GID_ROCE_V2)
+		return SHCA_HW_BAD_PARAM;
+	if (e->valid)
+		hw->gids[cmd->index] = *e;
+	else
+		memset(&hw->gids[cmd->index], 0, sizeof(*e));
+	shca_hw_fabric_changed();
+	return SHCA_HW_OK;
+}
+
+static enum shca_hw_status shca_hw_cmd_query_gid(struct shca_hw *hw,
+						 struct shca_hw_cmd *cmd)
+{
+	lockdep_assert_held(&hw->lock);
+	if (cmd->index >= hw->caps->gid_tbl_len)
+		return SHCA_HW_BAD_INDEX;
+	cmd->out.gid = hw->gids[cmd->index];
+	return SHCA_HW_OK;
+}
+
+static enum shca_hw_status shca_hw_cmd_query_pkey(struct shca_hw *hw,
+						  struct shca_hw_cmd *cmd)
+{
+	lockdep_assert_held(&hw->lock);
+	if (cmd->index >= hw->caps->max_pkeys)
+		return SHCA_HW_BAD_INDEX;
+	cmd->out.pkey = hw->pkeys[cmd->index];
+	return SHCA_HW_OK;
+}
+
+static enum shca_hw_status shca_hw_cmd_alloc_pd(struct shca_hw *hw,
+						struct shca_hw_cmd *cmd)
+{
+	int pdn;
+
+	lockdep_assert_held(&hw->lock);
+	pdn = ida_alloc_range(&hw->pd_ida, 1, hw->caps->max_pd, GFP_ATOMIC);
+	if (pdn < 0)
+		return SHCA_HW_NO_RESOURCES;
+	cmd->out.pdn = pdn;
+	return SHCA_HW_OK;
+}
+
+static enum shca_hw_status shca_hw_cmd_dealloc_pd(struct shca_hw *hw,
+						  struct shca_hw_cmd *cmd)
+{
+	lockdep_assert_held(&hw->lock);
+	if (!cmd->in.pdn || cmd->in.pdn > hw->caps->max_pd)
+		return SHCA_HW_BAD_INDEX;
+	ida_free(&hw->pd_ida, cmd->in.pdn);
+	return SHCA_HW_OK;
+}
+
+static enum shca_hw_status shca_hw_cmd_query_counters(struct shca_hw *hw,
+						      struct shca_hw_cmd *cmd)
+{
+	int i;
+
+	lockdep_assert_held(&hw->lock);
+	for (i = 0; i < SHCA_CNT_NUM; i++)
+		cmd->out.counters[i] = atomic64_read(&hw->counters[i]);
+	return SHCA_HW_OK;
+}
+
+/*
+ * SET_PORT takes shca_hw.lock itself: the port event it may raise takes
+ * shca_hw.eq_lock, which comes before it.  There is one port, so one
+ * event source.
+ */
+static enum shca_hw_status shca_hw_cmd_set_port(struct shca_hw *hw,
+						struct shca_hw_cmd *cmd)
+{
+	unsigned long flags;
+	int event = -1;
+
+	if (cmd->in.port.mtu < 256)
+		return SHCA_HW_BAD_PARAM;
+	spin_lock_irqsave(&hw->lock, flags);
+	if (cmd->in.port.link_up != hw->port.link_up)
+		event = cmd->in.port.link_up ? SHCA_EV_PORT_ACTIVE :
+					       SHCA_EV_PORT_ERR;
+	hw->port = cmd->in.port;
+	shca_hw_fabric_changed();
+	spin_unlock_irqrestore(&hw->lock, flags);
+	if (event >= 0)
+		shca_hw_eq_raise(hw, &hw->port_ev, event);
+	return SHCA_HW_OK;
+}
+
+/**
+ * enum shca_hw_cmd_regime - what shca_hw_exec() holds around a handler
+ * @SHCA_HW_CMD_UNIT: nothing: the handler takes what it needs.  A destroy,
+ *	a free or a multicast detach holds the command mutex only to change
+ *	its table and waits out one object's accesses in flight with it
+ *	dropped; MODIFY_QP and QUERY_QP hold one QP; the resizes copy in
+ *	steps; the ODP commands come from the driver's page fault handler and
+ *	MMU notifier, which may run under any command's allocation.
+ * @SHCA_HW_CMD_MUTEX: the command mutex
+ * @SHCA_HW_CMD_TABLES: shca_hw.lock, interrupts off: the port, GID, P_Key
+ *	and PD tables and the counters; the handler never sleeps
+ */
+enum shca_hw_cmd_regime {
+	SHCA_HW_CMD_UNIT,
+	SHCA_HW_CMD_MUTEX,
+	SHCA_HW_CMD_TABLES,
+};
+
+/* struct shca_hw_cmd_desc flags */
+#define SHCA_HW_CMD_SLEEPS	BIT(0)	/* may sleep: never in atomic context */
+#define SHCA_HW_CMD_PORT	BIT(1)	/* cmd->port must name the port */
+#define SHCA_HW_CMD_RELEASES	BIT(2)	/* releases a resource */
+
+/**
+ * struct shca_hw_cmd_desc - what the command processor knows of an opcode
+ * @name: the opcode's printable name (debugfs cmd_counts, the fault knobs)
+ * @run: its handler, shca_hw_cmd_<opcode>() in the unit that owns its object
+ * @regime: enum shca_hw_cmd_regime
+ * @flags: SHCA_HW_CMD_*.  A command that releases a resource cannot fail by
+ *	injection, on this device as on real ones: a driver that saw one fail
+ *	would have no way back.
+ *
+ * Adding a command is adding its row here (Documentation/architecture.rst
+ * has the checklist).
+ */
+struct shca_hw_cmd_desc {
+	const char *name;
+	enum shca_hw_status (*run)(struct shca_hw *hw, struct shca_hw_cmd *cmd);
+	u8 regime;
+	u8 flags;
+};
+
+static const struct shca_hw_cmd_desc shca_hw_cmds[SHCA_CMD_NUM_OPCODES] = {
+	[SHCA_CMD_QUERY_CAPS] = { "QUERY_CAPS", shca_hw_cmd_query_caps,
+		SHCA_HW_CMD_TABLES, 0 },
+	[SHCA_CMD_QUERY_PORT] = { "QUERY_PORT", shca_hw_cmd_query_port,
+		SHCA_HW_CMD_TABLES, SHCA_HW_CMD_PORT },
+	[SHCA_CMD_SET_PORT] = { "SET_PORT", shca_hw_cmd_set_port,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_PORT },
+	[SHCA_CMD_SET_GID] = { "SET_GID", shca_hw_cmd_set_gid,
+		SHCA_HW_CMD_TABLES, SHCA_HW_CMD_PORT },
+	[SHCA_CMD_QUERY_GID] = { "QUERY_GID", shca_hw_cmd_query_gid,
+		SHCA_HW_CMD_TABLES, SHCA_HW_CMD_PORT },
+	[SHCA_CMD_QUERY_PKEY] = { "QUERY_PKEY", shca_hw_cmd_query_pkey,
+		SHCA_HW_CMD_TABLES, SHCA_HW_CMD_PORT },
+	[SHCA_CMD_ALLOC_PD] = { "ALLOC_PD", shca_hw_cmd_alloc_pd,
+		SHCA_HW_CMD_TABLES, 0 },
+	[SHCA_CMD_DEALLOC_PD] = { "DEALLOC_PD", shca_hw_cmd_dealloc_pd,
+		SHCA_HW_CMD_TABLES, SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_CREATE_EQ] = { "CREATE_EQ", shca_hw_cmd_create_eq,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_DESTROY_EQ] = { "DESTROY_EQ", shca_hw_cmd_destroy_eq,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_CREATE_CQ] = { "CREATE_CQ", shca_hw_cmd_create_cq,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_RESIZE_CQ] = { "RESIZE_CQ", shca_hw_cmd_resize_cq,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_MODIFY_CQ] = { "MODIFY_CQ", shca_hw_cmd_modify_cq,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_QUERY_CQ] = { "QUERY_CQ", shca_hw_cmd_query_cq,
+		SHCA_HW_CMD_UNIT, 0 },
+	[SHCA_CMD_DESTROY_CQ] = { "DESTROY_CQ", shca_hw_cmd_destroy_cq,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_CREATE_SRQ] = { "CREATE_SRQ", shca_hw_cmd_create_srq,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_MODIFY_SRQ] = { "MODIFY_SRQ", shca_hw_cmd_modify_srq,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_QUERY_SRQ] = { "QUERY_SRQ", shca_hw_cmd_query_srq,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", shca_hw_cmd_destroy_srq,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_CREATE_QP] = { "CREATE_QP", shca_hw_cmd_create_qp,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_MODIFY_QP] = { "MODIFY_QP", shca_hw_cmd_modify_qp,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_QUERY_QP] = { "QUERY_QP", shca_hw_cmd_query_qp,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_DESTROY_QP] = { "DESTROY_QP", shca_hw_cmd_destroy_qp,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_ALLOC_MPT] = { "ALLOC_MPT", shca_hw_cmd_alloc_mpt,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_WRITE_MPT] = { "WRITE_MPT", shca_hw_cmd_write_mpt,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_FREE_MPT] = { "FREE_MPT", shca_hw_cmd_free_mpt,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_QUERY_COUNTERS] = { "QUERY_COUNTERS", shca_hw_cmd_query_counters,
+		SHCA_HW_CMD_TABLES, 0 },
+	[SHCA_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", shca_hw_cmd_mcast,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_DETACH_MCAST] = { "DETACH_MCAST", shca_hw_cmd_mcast,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_RESIZE_SRQ] = { "RESIZE_SRQ", shca_hw_cmd_resize_srq,
+		SHCA_HW_CMD_UNIT, 0 },
+	[SHCA_CMD_REREG_MPT] = { "REREG_MPT", shca_hw_cmd_rereg_mpt,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_ALLOC_MW] = { "ALLOC_MW", shca_hw_cmd_alloc_mw,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_ALLOC_DM] = { "ALLOC_DM", shca_hw_cmd_alloc_dm,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_FREE_DM] = { "FREE_DM", shca_hw_cmd_free_dm,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_MAP_ODP] = { "MAP_ODP", shca_hw_cmd_map_odp,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_INVALIDATE_ODP] = { "INVALIDATE_ODP", shca_hw_cmd_invalidate_odp,
+		SHCA_HW_CMD_UNIT, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
+	[SHCA_CMD_ALLOC_XRCD] = { "ALLOC_XRCD", shca_hw_cmd_alloc_xrcd,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS },
+	[SHCA_CMD_DEALLOC_XRCD] = { "DEALLOC_XRCD", shca_hw_cmd_dealloc_xrcd,
+		SHCA_HW_CMD_MUTEX, SHCA_HW_CMD_SLEEPS | SHCA_HW_CMD_RELEASES },
 };
 
 static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
@@ -197,10 +396,12 @@ const char *shca_hw_counter_name(enum shca_hw_counter counter)
  */
 const char *shca_hw_opcode_name(enum shca_hw_opcode opcode)
 {
-	if ((unsigned int)opcode >= SHCA_CMD_NUM_OPCODES)
+	if ((unsigned int)opcode >= SHCA_CMD_NUM_OPCODES ||
+	    !shca_hw_cmds[opcode].name)
 		return "UNKNOWN";
-	return shca_hw_opcode_names[opcode];
+	return shca_hw_cmds[opcode].name;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_opcode_name);
 
 /* The default table, within the limits the module parameters set. */
 static void shca_hw_caps_init(struct shca_hw_caps *caps)
@@ -334,28 +535,10 @@ u64 shca_hw_read_clock(struct shca_hw *hw)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_read_clock);
 
-/*
- * Whether a command may fail by injection: commands that release a
- * resource cannot, on this device as on real ones, since a driver that
- * saw one fail would have no way back.
- */
+/* Whether a command may fail by injection (struct shca_hw_cmd_desc). */
 static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)
 {
-	switch (opcode) {
-	case SHCA_CMD_DEALLOC_PD:
-	case SHCA_CMD_DESTROY_EQ:
-	case SHCA_CMD_DESTROY_CQ:
-	case SHCA_CMD_DESTROY_SRQ:
-	case SHCA_CMD_DESTROY_QP:
-	case SHCA_CMD_FREE_MPT:
-	case SHCA_CMD_DETACH_MCAST:
-	case SHCA_CMD_FREE_DM:
-	case SHCA_CMD_INVALIDATE_ODP:
-	case SHCA_CMD_DEALLOC_XRCD:
-		return false;
-	default:
-		return true;
-	}
+	return !(shca_hw_cmds[opcode].flags & SHCA_HW_CMD_RELEASES);
 }
 
 /*
@@ -429,117 +612,29 @@ u64 shca_hw_cmd_count(struct shca_hw *hw, enum shca_hw_opcode opcode)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_cmd_count);
 
-static enum shca_hw_status shca_hw_check_port(u32 port)
-{
-	return port >= 1 && port <= SHCA_HW_NUM_PORTS ?
-		SHCA_HW_OK : SHCA_HW_BAD_PARAM;
-}
-
-static enum shca_hw_status shca_hw_set_gid(struct shca_hw *hw,
-					   struct shca_hw_cmd *cmd)
-{
-	const struct shca_hw_gid_entry *e = &cmd->in.gid;
-
-	lockdep_assert_held(&hw->lock);
-	if (cmd->index >= hw->caps->gid_tbl_len)
-		return SHCA_HW_BAD_INDEX;
-	if (e->valid && e->type != SHCA_HW_GID_ROCE_V1 &&
-	    e->type != SHCA_HW_GID_ROCE_V2)
-		return SHCA_HW_BAD_PARAM;
-	if (e->valid)
-		hw->gids[cmd->index] = *e;
-	else
-		memset(&hw->gids[cmd->index], 0, sizeof(*e));
-	shca_hw_fabric_changed();
-	return SHCA_HW_OK;
-}
-
-static enum shca_hw_status shca_hw_dispatch(struct shca_hw *hw,
-					    struct shca_hw_cmd *cmd,
-					    int *port_event)
-{
-	int pdn;
-
-	lockdep_assert_held(&hw->lock);
-	switch (cmd->opcode) {
-	case SHCA_CMD_QUERY_CAPS:
-		cmd->out.caps = *hw->caps;
-		return SHCA_HW_OK;
-	case SHCA_CMD_QUERY_PORT:
-		cmd->out.port = hw->port;
-		return SHCA_HW_OK;
-	case SHCA_CMD_SET_PORT:
-		if (cmd->in.port.mtu < 256)
-			return SHCA_HW_BAD_PARAM;
-		if (cmd->in.port.link_up != hw->port.link_up)
-			*port_event = cmd->in.port.link_up ?
-				      SHCA_EV_PORT_ACTIVE : SHCA_EV_PORT_ERR;
-		hw->port = cmd->in.port;
-		shca_hw_fabric_changed();
-		return SHCA_HW_OK;
-	case SHCA_CMD_SET_GID:
-		return shca_hw_set_gid(hw, cmd);
-	case SHCA_CMD_QUERY_GID:
-		if (cmd->index >= hw->caps->gid_tbl_len)
-			return SHCA_HW_BAD_INDEX;
-		cmd->out.gid = hw->gids[cmd->index];
-		return SHCA_HW_OK;
-	case SHCA_CMD_QUERY_PKEY:
-		if (cmd->index >= hw->caps->max_pkeys)
-			return SHCA_HW_BAD_INDEX;
-		cmd->out.pkey = hw->pkeys[cmd->index];
-		return SHCA_HW_OK;
-	case SHCA_CMD_ALLOC_PD:
-		pdn = ida_alloc_range(&hw->pd_ida, 1, hw->caps->max_pd,
-				      GFP_ATOMIC);
-		if (pdn < 0)
-			return SHCA_HW_NO_RESOURCES;
-		cmd->out.pdn = pdn;
-		return SHCA_HW_OK;
-	case SHCA_CMD_DEALLOC_PD:
-		if (!cmd->in.pdn || cmd->in.pdn > hw->caps->max_pd)
-			return SHCA_HW_BAD_INDEX;
-		ida_free(&hw->pd_ida, cmd->in.pdn);
-		return SHCA_HW_OK;
-	case SHCA_CMD_QUERY_COUNTERS:
-		for (pdn = 0; pdn < SHCA_CNT_NUM; pdn++)
-			cmd->out.counters[pdn] =
-				atomic64_read(&hw->counters[pdn]);
-		return SHCA_HW_OK;
-	default:
-		return SHCA_HW_BAD_OPCODE;
-	}
-}
-
-static bool shca_hw_needs_port(enum shca_hw_opcode opcode)
-{
-	switch (opcode) {
-	case SHCA_CMD_QUERY_PORT:
-	case SHCA_CMD_SET_PORT:
-	case SHCA_CMD_SET_GID:
-	case SHCA_CMD_QUERY_GID:
-	case SHCA_CMD_QUERY_PKEY:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /**
  * shca_hw_exec() - run one device command to completion
  * @hw: the device
  * @cmd: the command; its result block is written on success
  *
+ * Looks the opcode up in the command table, counts it, fails it if a test
+ * armed a failure, checks the port it names if it names one, and runs its
+ * handler under the regime the table gives it.
+ *
  * Return: the completion status.
  */
 enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 {
+	const struct shca_hw_cmd_desc *desc;
 	enum shca_hw_status status;
-	int port_event = -1;
 	unsigned long flags;
 
-	if ((unsigned int)cmd->opcode >= SHCA_CMD_NUM_OPCODES)
+	if ((unsigned int)cmd->opcode >= SHCA_CMD_NUM_OPCODES ||
+	    !shca_hw_cmds[cmd->opcode].run)
 		return SHCA_HW_BAD_OPCODE;
+	desc = &shca_hw_cmds[cmd->opcode];
+	if (desc->flags & SHCA_HW_CMD_SLEEPS)
+		might_sleep();
 	atomic64_inc(&hw->cmd_count[cmd->opcode]);
 
 	if (atomic_cmpxchg(&hw->inject_opcode, cmd->opcode,
@@ -547,124 +642,23 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 		return SHCA_HW_INJECTED;
 	if (shca_hw_fail_cmd(hw, cmd->opcode))
 		return SHCA_HW_INJECTED;
+	if ((desc->flags & SHCA_HW_CMD_PORT) &&
+	    (cmd->port < 1 || cmd->port > SHCA_HW_NUM_PORTS))
+		return SHCA_HW_BAD_PARAM;
 
-	if (shca_hw_needs_port(cmd->opcode)) {
-		status = shca_hw_check_port(cmd->port);
-		if (status != SHCA_HW_OK)
-			return status;
-	}
-
-	switch (cmd->opcode) {
-	case SHCA_CMD_CREATE_EQ:
-	case SHCA_CMD_DESTROY_EQ:
-		might_sleep();
+	switch (desc->regime) {
+	case SHCA_HW_CMD_MUTEX:
 		mutex_lock(&hw->cmd_mutex);
-		status = shca_hw_eq_cmd(hw, cmd);
+		status = desc->run(hw, cmd);
 		mutex_unlock(&hw->cmd_mutex);
 		return status;
-	case SHCA_CMD_CREATE_CQ:
-	case SHCA_CMD_MODIFY_CQ:
-	case SHCA_CMD_DESTROY_CQ:
-		might_sleep();
-		mutex_lock(&hw->cmd_mutex);
-		status = shca_hw_cq_cmd(hw, cmd);
-		mutex_unlock(&hw->cmd_mutex);
-		return status;
-	case SHCA_CMD_RESIZE_CQ:
-		/* A chunk at a time, sleeping between (shca_hw_cq.c). */
-		might_sleep();
-		return shca_hw_cq_cmd(hw, cmd);
-	case SHCA_CMD_QUERY_CQ:
-		return shca_hw_cq_cmd(hw, cmd);
-	case SHCA_CMD_RESIZE_SRQ:
-		/*
-		 * Its copy steps sleep; its switch, under the driver's
-		 * posting lock, never does (shca_hw_srq.c).
-		 */
-		return shca_hw_srq_resize(hw, cmd);
-	case SHCA_CMD_DESTROY_SRQ:
-		/*
-		 * It takes the command mutex itself: the wait for the
-		 * messages in flight on an XRC SRQ is made without it.
-		 */
-		might_sleep();
-		return shca_hw_srq_destroy(hw, cmd->index);
-	case SHCA_CMD_CREATE_SRQ:
-	case SHCA_CMD_MODIFY_SRQ:
-	case SHCA_CMD_QUERY_SRQ:
-		might_sleep();
-		mutex_lock(&hw->cmd_mutex);
-		status = shca_hw_srq_cmd(hw, cmd);
-		mutex_unlock(&hw->cmd_mutex);
-		return status;
-	case SHCA_CMD_ALLOC_XRCD:
-	case SHCA_CMD_DEALLOC_XRCD:
-		might_sleep();
-		mutex_lock(&hw->cmd_mutex);
-		status = shca_hw_xrcd_cmd(hw, cmd);
-		mutex_unlock(&hw->cmd_mutex);
-		return status;
-	case SHCA_CMD_CREATE_QP:
-		might_sleep();
-		mutex_lock(&hw->cmd_mutex);
-		status = shca_hw_qp_cmd(hw, cmd);
-		mutex_unlock(&hw->cmd_mutex);
-		return status;
-	case SHCA_CMD_ATTACH_MCAST:
-	case SHCA_CMD_DETACH_MCAST:
-		/*
-		 * They take the command mutex themselves, to change the
-		 * group table; a detach waits out its responder without it.
-		 */
-		might_sleep();
-		return shca_hw_qp_cmd(hw, cmd);
-	case SHCA_CMD_MODIFY_QP:
-	case SHCA_CMD_QUERY_QP:
-		/*
-		 * One QP's business, under its own lock and reference: a
-		 * modify to RESET waits out that QP's accesses in flight
-		 * and holds up no other command of the device.
-		 */
-		might_sleep();
-		return shca_hw_qp_cmd(hw, cmd);
-	case SHCA_CMD_DESTROY_QP:
-	case SHCA_CMD_ALLOC_MPT:
-	case SHCA_CMD_WRITE_MPT:
-	case SHCA_CMD_FREE_MPT:
-	case SHCA_CMD_REREG_MPT:
-	case SHCA_CMD_ALLOC_MW:
-		/*
-		 * These take the command mutex themselves: a destroy waits
-		 * out one object's accesses in flight without it.
-		 */
-		might_sleep();
-		if (cmd->opcode == SHCA_CMD_DESTROY_QP)
-			return shca_hw_qp_cmd(hw, cmd);
-		return shca_hw_mpt_cmd(hw, cmd);
-	case SHCA_CMD_ALLOC_DM:
-	case SHCA_CMD_FREE_DM:
-		might_sleep();
-		return shca_hw_dm_cmd(hw, cmd);
-	case SHCA_CMD_MAP_ODP:
-	case SHCA_CMD_INVALIDATE_ODP:
-		/*
-		 * Never the command mutex: the driver issues these from its
-		 * page fault handler and its MMU notifier, which may run
-		 * under any command's allocation.
-		 */
-		might_sleep();
-		return shca_hw_odp_cmd(hw, cmd);
-	default:
+	case SHCA_HW_CMD_TABLES:
 		spin_lock_irqsave(&hw->lock, flags);
-		status = shca_hw_dispatch(hw, cmd, &port_event);
+		status = desc->run(hw, cmd);
 		spin_unlock_irqrestore(&hw->lock, flags);
-		/*
-		 * The EQ lock comes before hw->lock: raise after dropping it.
-		 * There is one port, so one event source.
-		 */
-		if (port_event >= 0)
-			shca_hw_eq_raise(hw, &hw->port_ev, port_event);
 		return status;
+	default:
+		return desc->run(hw, cmd);
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_exec);

@@ -223,12 +223,22 @@ void shca_hw_arm_cq(struct shca_hw *hw, u32 cqn, u32 how)
 	shca_hw_cq_put(cq);
 }
 
-static enum shca_hw_status shca_hw_create_cq(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_create_cq() - run CREATE_CQ
+ * @hw: the device, its command mutex held
+ * @cmd: the ring, its doorbell record and depth in @cmd->in.cq; the CQN
+ *	is returned in @cmd->out.id
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_create_cq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_cq_create *in = &cmd->in.cq;
 	struct shca_hw_cq *cq;
 	int err;
+
+	lockdep_assert_held(&hw->cmd_mutex);
 
 	if (!in->ring || !in->dbrec || !shca_hw_log_depth_ok(in->log_depth) ||
 	    (1U << in->log_depth) > hw->caps->max_cqe + 1)
@@ -302,11 +312,29 @@ void shca_hw_cq_fini(struct shca_hw *hw)
 		shca_hw_destroy_cq(hw, index);
 }
 
+/**
+ * shca_hw_cmd_destroy_cq() - run DESTROY_CQ
+ * @hw: the device, its command mutex held
+ * @cmd: the CQ in @cmd->index
+ *
+ * Return: the completion status; BUSY while a QP or SRQ is associated.
+ */
+enum shca_hw_status shca_hw_cmd_destroy_cq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd)
+{
+	lockdep_assert_held(&hw->cmd_mutex);
+	return shca_hw_destroy_cq(hw, cmd->index);
+}
+
 /* CQEs RESIZE_CQ copies with the CQ's lock held, interrupts off. */
 #define SHCA_HW_CQ_RESIZE_CHUNK	256
 
-/*
- * Move the live CQEs, ci to pi, to the start of a new ring, a chunk at a
+/**
+ * shca_hw_cmd_resize_cq() - run RESIZE_CQ
+ * @hw: the device
+ * @cmd: the CQ in @cmd->index, the new ring in @cmd->in.cq
+ *
+ * Moves the live CQEs, ci to pi, to the start of a new ring, a chunk at a
  * time: the CQ's lock (interrupts off) is held for one chunk and let go
  * between chunks.  The consumer stands still meanwhile: the driver keeps
  * its pollers and sweeps off the CQ, a process holds its poll lock.  The
@@ -314,9 +342,11 @@ void shca_hw_cq_fini(struct shca_hw *hw)
  * they are copied in a later chunk, and the ring changes, under the lock,
  * once every CQE is copied.  The consumer starts over at index 0 of the
  * new ring.  Sleeps; no command mutex.
+ *
+ * Return: the completion status.
  */
-static enum shca_hw_status shca_hw_resize_cq(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_resize_cq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_cq_create *in = &cmd->in.cq;
 	enum shca_hw_status status = SHCA_HW_OK;
@@ -376,8 +406,17 @@ out:
 	return status;
 }
 
-static enum shca_hw_status shca_hw_query_cq(struct shca_hw *hw,
-					    struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_query_cq() - run QUERY_CQ
+ * @hw: the device
+ * @cmd: the CQ in @cmd->index; its state is returned in @cmd->out.cq
+ *
+ * Never sleeps; no command mutex.
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_query_cq(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd)
 {
 	struct shca_hw_cq_query *out = &cmd->out.cq;
 	struct shca_hw_cq *cq = shca_hw_cq_get(hw, cmd->index);
@@ -399,12 +438,20 @@ static enum shca_hw_status shca_hw_query_cq(struct shca_hw *hw,
 	return SHCA_HW_OK;
 }
 
-static enum shca_hw_status shca_hw_modify_cq(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_modify_cq() - run MODIFY_CQ
+ * @hw: the device, its command mutex held
+ * @cmd: the CQ in @cmd->index, its moderation in @cmd->in.moder
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_modify_cq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
 	struct shca_hw_cq *cq = shca_hw_cq_get(hw, cmd->index);
 	unsigned long flags;
 
+	lockdep_assert_held(&hw->cmd_mutex);
 	if (!cq)
 		return SHCA_HW_BAD_INDEX;
 	spin_lock_irqsave(&cq->lock, flags);
@@ -415,30 +462,3 @@ static enum shca_hw_status shca_hw_modify_cq(struct shca_hw *hw,
 	return SHCA_HW_OK;
 }
 
-/**
- * shca_hw_cq_cmd() - run a CQ command
- * @hw: the device
- * @cmd: the command
- *
- * CREATE_CQ, MODIFY_CQ and DESTROY_CQ come with the command mutex held;
- * RESIZE_CQ and QUERY_CQ never sleep and come without it.
- *
- * Return: the completion status.
- */
-enum shca_hw_status shca_hw_cq_cmd(struct shca_hw *hw, struct shca_hw_cmd *cmd)
-{
-	switch (cmd->opcode) {
-	case SHCA_CMD_CREATE_CQ:
-		return shca_hw_create_cq(hw, cmd);
-	case SHCA_CMD_RESIZE_CQ:
-		return shca_hw_resize_cq(hw, cmd);
-	case SHCA_CMD_MODIFY_CQ:
-		return shca_hw_modify_cq(hw, cmd);
-	case SHCA_CMD_QUERY_CQ:
-		return shca_hw_query_cq(hw, cmd);
-	case SHCA_CMD_DESTROY_CQ:
-		return shca_hw_destroy_cq(hw, cmd->index);
-	default:
-		return SHCA_HW_BAD_OPCODE;
-	}
-}

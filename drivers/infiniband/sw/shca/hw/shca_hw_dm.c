@@ -80,8 +80,20 @@ static struct shca_hw_dm_range *shca_hw_dm_find(struct shca_hw *hw, u64 addr)
 	return xa_load(&hw->dm_ranges, addr >> hw->caps->dm_log_granule);
 }
 
-static enum shca_hw_status shca_hw_alloc_dm(struct shca_hw *hw,
-					    struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_alloc_dm() - run ALLOC_DM
+ * @hw: the device, its command mutex held
+ * @cmd: the length and alignment in @cmd->in.dm; the allocation's device
+ *	address is returned in @cmd->out.dm_addr
+ *
+ * A device without device memory (max_dm_size 0) has nothing to allocate.
+ *
+ * Return: the completion status: BAD_PARAM for a length of zero or
+ * beyond the device memory, or an alignment beyond it; NO_RESOURCES when
+ * no free run is long enough.
+ */
+enum shca_hw_status shca_hw_cmd_alloc_dm(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_dm_alloc *in = &cmd->in.dm;
 	u32 shift = hw->caps->dm_log_granule;
@@ -117,12 +129,21 @@ static enum shca_hw_status shca_hw_alloc_dm(struct shca_hw *hw,
 	return SHCA_HW_OK;
 }
 
-static enum shca_hw_status shca_hw_free_dm(struct shca_hw *hw, u64 addr)
+/**
+ * shca_hw_cmd_free_dm() - run FREE_DM
+ * @hw: the device, its command mutex held
+ * @cmd: the allocation's device address in @cmd->in.dm_addr
+ *
+ * Return: the completion status: BAD_INDEX for an address no allocation
+ * starts at, BUSY while an MPT entry maps the allocation.
+ */
+enum shca_hw_status shca_hw_cmd_free_dm(struct shca_hw *hw,
+					struct shca_hw_cmd *cmd)
 {
 	struct shca_hw_dm_range *r;
 
 	lockdep_assert_held(&hw->cmd_mutex);
-	r = shca_hw_dm_find(hw, addr);
+	r = shca_hw_dm_find(hw, cmd->in.dm_addr);
 	if (!r)
 		return SHCA_HW_BAD_INDEX;
 	if (atomic_read(&r->mrs))
@@ -131,35 +152,6 @@ static enum shca_hw_status shca_hw_free_dm(struct shca_hw *hw, u64 addr)
 	bitmap_clear(hw->dm_map, r->start, r->units);
 	kfree(r);
 	return SHCA_HW_OK;
-}
-
-/**
- * shca_hw_dm_cmd() - run ALLOC_DM or FREE_DM
- * @hw: the device
- * @cmd: the command
- *
- * Both run under the command mutex.  A device without device memory
- * (max_dm_size 0) has nothing to allocate: ALLOC_DM gets BAD_PARAM.
- *
- * Return: the completion status: BAD_PARAM for a length of zero or
- * beyond the device memory, or an alignment beyond it; NO_RESOURCES when
- * no free run is long enough; for FREE_DM, BAD_INDEX for an address no
- * allocation starts at and BUSY while an MPT entry maps the allocation.
- */
-enum shca_hw_status shca_hw_dm_cmd(struct shca_hw *hw,
-				   struct shca_hw_cmd *cmd)
-{
-	enum shca_hw_status status;
-
-	mutex_lock(&hw->cmd_mutex);
-	if (cmd->opcode == SHCA_CMD_ALLOC_DM)
-		status = shca_hw_alloc_dm(hw, cmd);
-	else if (cmd->opcode == SHCA_CMD_FREE_DM)
-		status = shca_hw_free_dm(hw, cmd->in.dm_addr);
-	else
-		status = SHCA_HW_BAD_OPCODE;
-	mutex_unlock(&hw->cmd_mutex);
-	return status;
 }
 
 /**

@@ -315,9 +315,17 @@ void shca_hw_eq_query(struct shca_hw *hw, struct shca_hw_eq_state *st)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_eq_query);
 
-static enum shca_hw_status shca_hw_create_eq(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_create_eq() - run CREATE_EQ
+ * @hw: the device, its command mutex held
+ * @cmd: the ring and its depth in @cmd->in.eq
+ *
+ * Return: the completion status; BAD_STATE if the device has an EQ.
+ */
+enum shca_hw_status shca_hw_cmd_create_eq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
+	lockdep_assert_held(&hw->cmd_mutex);
 	if (!cmd->in.eq.ring || !shca_hw_log_depth_ok(cmd->in.eq.log_depth))
 		return SHCA_HW_BAD_PARAM;
 	spin_lock_irq(&hw->eq_lock);
@@ -335,10 +343,21 @@ static enum shca_hw_status shca_hw_create_eq(struct shca_hw *hw,
 	return SHCA_HW_OK;
 }
 
-static enum shca_hw_status shca_hw_destroy_eq(struct shca_hw *hw)
+/**
+ * shca_hw_cmd_destroy_eq() - run DESTROY_EQ
+ * @hw: the device, its command mutex held
+ * @cmd: the command (no parameters)
+ *
+ * Events raised from now on are dropped; the vector's work is waited out.
+ *
+ * Return: SHCA_HW_OK.
+ */
+enum shca_hw_status shca_hw_cmd_destroy_eq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd)
 {
 	struct shca_hw_evsrc *src, *tmp;
 
+	lockdep_assert_held(&hw->cmd_mutex);
 	spin_lock_irq(&hw->eq_lock);
 	hw->eq = NULL;
 	hw->eq_armed = false;
@@ -349,24 +368,4 @@ static enum shca_hw_status shca_hw_destroy_eq(struct shca_hw *hw)
 	spin_unlock_irq(&hw->eq_lock);
 	cancel_work_sync(&hw->irq_work);
 	return SHCA_HW_OK;
-}
-
-/**
- * shca_hw_eq_cmd() - run an EQ command
- * @hw: the device, its command mutex held
- * @cmd: CREATE_EQ or DESTROY_EQ
- *
- * Return: the completion status.
- */
-enum shca_hw_status shca_hw_eq_cmd(struct shca_hw *hw, struct shca_hw_cmd *cmd)
-{
-	lockdep_assert_held(&hw->cmd_mutex);
-	switch (cmd->opcode) {
-	case SHCA_CMD_CREATE_EQ:
-		return shca_hw_create_eq(hw, cmd);
-	case SHCA_CMD_DESTROY_EQ:
-		return shca_hw_destroy_eq(hw);
-	default:
-		return SHCA_HW_BAD_OPCODE;
-	}
 }

@@ -5,36 +5,48 @@
  * Only the model's own files include this; the driver sees shca_hw.h and
  * shca_hw_defs.h, KUnit shca_hw_test.h.
  *
- * Lock order, outermost first, with the unit that owns each lock:
- *   shca_hw.cmd_mutex       (shca_hw.c: object commands; never held by
- *                            the engine, nor while a command waits for
- *                            the data path: a destroy, a modify or a
- *                            multicast detach waiting out one object's
- *                            accesses in flight)
- *   shca_hw_qp.modify_mutex (qp: one MODIFY_QP of a QP at a time; never
- *                            taken under cmd_mutex, nor are the two
- *                            mutexes below it)
- *   shca_hw_qp.turn_mutex   (sched, req: whoever runs one QP's turn;
- *                            never two at once)
- *   shca_hw_qp.resp_mutex   (resp: responder side of one QP; never two at
- *                            once)
- *   shca_hw_cq.write_mutex  (cq: the one CQE writer of a CQ; never two at
- *                            once)
- *   shca_fabric_lock        (fabric: read side; the list of devices)
- *   shca_hw_qp.lock         (qp: one QP context)
- *   shca_hw.mcast_lock      (mcast: the multicast group table; a leaf,
- *                            taken under the fabric lock or, by the
- *                            responder of a multicast copy, a QP's lock)
- *   shca_hw_srq.lock        (srq: one SRQ context)
- *   shca_hw_cq.lock         (cq: one CQ context and its ring)
- *   shca_hw.eq_lock         (eq: the event queue, every object's EQ state)
- *   shca_hw.lock            (shca_hw.c: port, GID and P_Key tables)
- *   shca_hw_mpt.lock, shca_atomic_lock (mem, resp: leaves)
+ * The lock order is the DOC section below.
+ */
+
+/**
+ * DOC: Lock order of the model
+ *
+ * Outermost first, with the unit (``hw/shca_hw_<unit>.c``) that owns each
+ * lock::
+ *
+ *   shca_hw.cmd_mutex        shca_hw.c   object commands; never held by
+ *                                        the engine, nor while a command
+ *                                        waits out one object's accesses
+ *                                        in flight (a destroy, a modify,
+ *                                        a multicast detach)
+ *   shca_hw_qp.modify_mutex  qp          one MODIFY_QP of a QP at a time;
+ *                                        never taken under cmd_mutex, nor
+ *                                        are the two mutexes below it
+ *   shca_hw_qp.turn_mutex    sched, req  whoever runs one QP's turn;
+ *                                        never two at once
+ *   shca_hw_qp.resp_mutex    resp        one QP's responder; never two
+ *                                        at once
+ *   shca_hw_cq.write_mutex   cq          the one CQE writer of a CQ;
+ *                                        never two at once
+ *   shca_fabric_lock (read)  fabric      the list of devices
+ *   shca_hw_qp.lock          qp          one QP context
+ *   shca_hw.mcast_lock       mcast       the multicast group table; a
+ *                                        leaf, taken under the fabric
+ *                                        lock or (the responder of a
+ *                                        multicast copy) a QP's lock
+ *   shca_hw_srq.lock         srq         one SRQ context
+ *   shca_hw_cq.lock          cq          one CQ context and its ring
+ *   shca_hw.eq_lock          eq          the event queue, every object's
+ *                                        EQ state
+ *   shca_hw.lock             shca_hw.c   port, GID and P_Key tables
+ *   shca_hw_mpt.lock,        mem, resp   leaves
+ *   shca_atomic_lock
+ *
  * Spinlocks are all taken with interrupts off: doorbells and polling may
- * come from any context.  CQEs are written with no spinlock held, as the
- * CQE publish window may sleep.  No model lock is held across a call into the
- * driver: the interrupt handler runs from the model's vector work with no
- * lock held.
+ * come from any context. CQEs are written with no spinlock held, as the
+ * CQE publish window may sleep. No model lock is held across a call into
+ * the driver: the interrupt handler runs from the model's vector work
+ * with no lock held. Each file's header says where its own locks stand.
  */
 #ifndef SHCA_HW_INT_H
 #define SHCA_HW_INT_H
@@ -631,9 +643,17 @@ bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
 void shca_hw_window_wait(struct shca_hw_window *win);
 const char *shca_hw_window_name(enum shca_hw_window_id id);
 
+/*
+ * Command handlers, shca_hw_cmd_<opcode>(): each unit's, for the commands
+ * on its objects.  Only shca_hw_exec() runs them, through the command
+ * table in shca_hw.c, which says what it holds around each.
+ */
+
 /* shca_hw_eq.c */
-enum shca_hw_status shca_hw_eq_cmd(struct shca_hw *hw,
-				   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_create_eq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_destroy_eq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd);
 void shca_hw_evsrc_init(struct shca_hw_evsrc *src,
 			enum shca_hw_eqe_type type, u32 obj, u32 gen);
 void shca_hw_evsrc_del(struct shca_hw *hw, struct shca_hw_evsrc *src);
@@ -643,8 +663,16 @@ void shca_hw_eq_init(struct shca_hw *hw);
 void shca_hw_eq_fini(struct shca_hw *hw);
 
 /* shca_hw_cq.c */
-enum shca_hw_status shca_hw_cq_cmd(struct shca_hw *hw,
-				   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_create_cq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_resize_cq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_modify_cq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_query_cq(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_destroy_cq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd);
 struct shca_hw_cq *shca_hw_cq_get(struct shca_hw *hw, u32 cqn);
 void shca_hw_cq_put(struct shca_hw_cq *cq);
 void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
@@ -652,11 +680,16 @@ void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 void shca_hw_cq_fini(struct shca_hw *hw);
 
 /* shca_hw_srq.c */
-enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
-				       struct shca_hw_cmd *cmd);
-enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
-				    struct shca_hw_cmd *cmd);
-enum shca_hw_status shca_hw_srq_destroy(struct shca_hw *hw, u32 srqn);
+enum shca_hw_status shca_hw_cmd_create_srq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_modify_srq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_query_srq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_resize_srq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_destroy_srq(struct shca_hw *hw,
+					    struct shca_hw_cmd *cmd);
 struct shca_hw_srq *shca_hw_srq_get(struct shca_hw *hw, u32 srqn);
 void shca_hw_srq_put(struct shca_hw_srq *srq);
 bool shca_hw_srq_peek(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
@@ -665,8 +698,10 @@ bool shca_hw_srq_take(struct shca_hw_srq *srq, u32 ci);
 void shca_hw_srq_fini(struct shca_hw *hw);
 
 /* shca_hw_xrc.c */
-enum shca_hw_status shca_hw_xrcd_cmd(struct shca_hw *hw,
-				     struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_alloc_xrcd(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_dealloc_xrcd(struct shca_hw *hw,
+					     struct shca_hw_cmd *cmd);
 struct shca_hw_xrcd *shca_hw_xrcd_get(struct shca_hw *hw, u32 xrcdn);
 void shca_hw_xrcd_put(struct shca_hw_xrcd *xrcd);
 void shca_hw_xrcd_fini(struct shca_hw *hw);
@@ -684,8 +719,16 @@ static inline bool shca_hw_qp_reliable(const struct shca_hw_qp *qp)
 }
 
 /* shca_hw_qp.c */
-enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw,
-				   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_create_qp(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_query_qp(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_destroy_qp(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_mcast(struct shca_hw *hw,
+				      struct shca_hw_cmd *cmd);
 struct shca_hw_qp *shca_hw_qp_get(struct shca_hw *hw, u32 qpn);
 void shca_hw_qp_put(struct shca_hw_qp *qp);
 void shca_hw_qp_to_err(struct shca_hw_qp *qp);
@@ -742,8 +785,14 @@ struct shca_hw_mem {
 	struct shca_hw_mem_seg seg[SHCA_HW_MAX_SGE];
 };
 
-enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
-				    struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_alloc_mpt(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_write_mpt(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_rereg_mpt(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_free_mpt(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd);
 struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key);
 void shca_hw_mpt_put(struct shca_hw_mpt *mpt);
 void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
@@ -801,8 +850,8 @@ bool shca_hw_mpt_fast_reg(struct shca_hw *hw, u32 pdn,
 void shca_hw_mpt_fini(struct shca_hw *hw);
 
 /* shca_hw_mw.c */
-enum shca_hw_status shca_hw_alloc_mw(struct shca_hw *hw,
-				     struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_alloc_mw(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd);
 u8 shca_hw_mw_bind(struct shca_hw *hw, u32 pdn, u32 qpn,
 		   const struct shca_hw_send_wqe *wqe);
 bool shca_hw_mw_check(struct shca_hw_mpt *mw, u32 key, u32 pdn, u32 qpn,
@@ -815,8 +864,10 @@ void shca_hw_mw_unbind(struct shca_hw_mpt *mw);
 /* shca_hw_dm.c */
 int shca_hw_dm_init(struct shca_hw *hw);
 void shca_hw_dm_fini(struct shca_hw *hw);
-enum shca_hw_status shca_hw_dm_cmd(struct shca_hw *hw,
-				   struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_alloc_dm(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_free_dm(struct shca_hw *hw,
+					struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_dm_map(struct shca_hw *hw,
 				   struct shca_hw_mpt *mpt,
 				   const struct shca_hw_mpt_write *in);
@@ -833,8 +884,10 @@ const u64 *shca_hw_odp_pages(struct shca_hw_odp *odp);
 void shca_hw_odp_put(struct shca_hw_odp *odp);
 bool shca_hw_odp_fault(struct shca_hw *hw, const struct shca_hw_odp_fault *f);
 bool shca_hw_odp_answer(struct shca_hw *hw, const struct shca_hw_odp_fault *f);
-enum shca_hw_status shca_hw_odp_cmd(struct shca_hw *hw,
-				    struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_map_odp(struct shca_hw *hw,
+					struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_invalidate_odp(struct shca_hw *hw,
+					       struct shca_hw_cmd *cmd);
 struct shca_hw_mpt *shca_hw_mpt_lookup(struct shca_hw *hw, u32 key);
 void shca_hw_mpt_release(struct shca_hw_mpt *mpt);
 

@@ -73,14 +73,23 @@ void shca_hw_mpt_release(struct shca_hw_mpt *mpt)
 	shca_hw_mpt_put(mpt);
 }
 
-static enum shca_hw_status shca_hw_alloc_mpt(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_alloc_mpt() - run ALLOC_MPT
+ * @hw: the device, its command mutex held
+ * @cmd: the entry's type, PD and access in @cmd->in.mpt_alloc; its key
+ *	is returned in @cmd->out.num
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_alloc_mpt(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_mpt_alloc *in = &cmd->in.mpt_alloc;
 	struct shca_hw_mpt *mpt;
 	u32 index;
 	int err;
 
+	lockdep_assert_held(&hw->cmd_mutex);
 	if ((in->type != SHCA_MPT_DMA && in->type != SHCA_MPT_PBL &&
 	     in->type != SHCA_MPT_DM && in->type != SHCA_MPT_ODP) ||
 	    !in->pdn || in->pdn > hw->caps->max_pd ||
@@ -129,13 +138,21 @@ static bool shca_hw_pbl_ok(struct shca_hw *hw, const u64 *pbl, u32 npages,
 	       (u64)npages << page_shift;
 }
 
-static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_write_mpt() - run WRITE_MPT
+ * @hw: the device, its command mutex held
+ * @cmd: the entry's key, translation and access in @cmd->in.mpt
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_write_mpt(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_mpt_write *in = &cmd->in.mpt;
 	enum shca_hw_status status = SHCA_HW_OK;
 	struct shca_hw_mpt *mpt;
 
+	lockdep_assert_held(&hw->cmd_mutex);
 	if (in->access & ~SHCA_ACCESS_ALL)
 		return SHCA_HW_BAD_PARAM;
 	mpt = shca_hw_mpt_get(hw, in->key);
@@ -175,8 +192,12 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
 	return status;
 }
 
-/*
- * Rewrite a registered (not fast-registration) PBL entry in place: the key
+/**
+ * shca_hw_cmd_rereg_mpt() - run REREG_MPT
+ * @hw: the device, its command mutex not held
+ * @cmd: the entry and what changes in @cmd->in.mpt_rereg
+ *
+ * Rewrites a registered (not fast-registration) PBL entry in place: the key
  * stays.  Lookups after the rewrite see only the new entry; those that
  * took the old translation before it keep using that page list, so a new
  * translation is not done until they are: the command waits them out,
@@ -186,9 +207,11 @@ static enum shca_hw_status shca_hw_write_mpt(struct shca_hw *hw,
  * command up.  One rewrite of the translation waits at a time: a second
  * while the first still waits is BUSY.  A pass held in the memory access
  * window holds it up too.
+ *
+ * Return: the completion status.
  */
-static enum shca_hw_status shca_hw_rereg_mpt(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_rereg_mpt(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_mpt_rereg *in = &cmd->in.mpt_rereg;
 	enum shca_hw_status status = SHCA_HW_OK;
@@ -287,41 +310,16 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
 }
 
 /**
- * shca_hw_mpt_cmd() - run an MPT command
- * @hw: the device
- * @cmd: the command
+ * shca_hw_cmd_free_mpt() - run FREE_MPT
+ * @hw: the device, its command mutex not held
+ * @cmd: the entry's key in @cmd->in.mpt.key
  *
- * ALLOC_MPT, ALLOC_MW and WRITE_MPT run under the command mutex;
- * FREE_MPT takes it only to remove the entry, REREG_MPT only to rewrite it
- * (not an ODP entry's: its translation is the device's own).
- *
- * Return: the completion status.
+ * Return: the completion status; BUSY for a region with windows bound.
  */
-enum shca_hw_status shca_hw_mpt_cmd(struct shca_hw *hw,
-				    struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_free_mpt(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd)
 {
-	enum shca_hw_status status;
-
-	switch (cmd->opcode) {
-	case SHCA_CMD_ALLOC_MPT:
-	case SHCA_CMD_ALLOC_MW:
-	case SHCA_CMD_WRITE_MPT:
-		mutex_lock(&hw->cmd_mutex);
-		if (cmd->opcode == SHCA_CMD_ALLOC_MPT)
-			status = shca_hw_alloc_mpt(hw, cmd);
-		else if (cmd->opcode == SHCA_CMD_ALLOC_MW)
-			status = shca_hw_alloc_mw(hw, cmd);
-		else
-			status = shca_hw_write_mpt(hw, cmd);
-		mutex_unlock(&hw->cmd_mutex);
-		return status;
-	case SHCA_CMD_FREE_MPT:
-		return shca_hw_free_mpt(hw, cmd->in.mpt.key);
-	case SHCA_CMD_REREG_MPT:
-		return shca_hw_rereg_mpt(hw, cmd);
-	default:
-		return SHCA_HW_BAD_OPCODE;
-	}
+	return shca_hw_free_mpt(hw, cmd->in.mpt.key);
 }
 
 /**

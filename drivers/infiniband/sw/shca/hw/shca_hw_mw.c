@@ -68,14 +68,14 @@ static bool shca_hw_mw_access(u32 bind, u32 *access)
 }
 
 /**
- * shca_hw_alloc_mw() - ALLOC_MW: a new, unbound window
+ * shca_hw_cmd_alloc_mw() - run ALLOC_MW: a new, unbound window
  * @hw: the device, its command mutex held
  * @cmd: the command; its out.num gets the window's key
  *
  * Return: the completion status.
  */
-enum shca_hw_status shca_hw_alloc_mw(struct shca_hw *hw,
-				     struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_alloc_mw(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_mw_alloc *in = &cmd->in.mw_alloc;
 	struct shca_hw_mpt *mw;

@@ -224,9 +224,20 @@ bool shca_hw_odp_answer(struct shca_hw *hw, const struct shca_hw_odp_fault *f)
 	return answered;
 }
 
-static enum shca_hw_status shca_hw_odp_map(struct shca_hw *hw,
-					   const struct shca_hw_odp_map *in)
+/**
+ * shca_hw_cmd_map_odp() - run MAP_ODP
+ * @hw: the device
+ * @cmd: the entry and the pages it is given in @cmd->in.odp_map
+ *
+ * Never the command mutex: the driver issues it from its page fault
+ * handler, which may run under any command's allocation.
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_map_odp(struct shca_hw *hw,
+					struct shca_hw_cmd *cmd)
 {
+	const struct shca_hw_odp_map *in = &cmd->in.odp_map;
 	struct shca_hw_odp *odp;
 	struct shca_hw_mpt *mpt;
 	u64 mask, addr;
@@ -262,13 +273,26 @@ bad:
 	return SHCA_HW_BAD_PARAM;
 }
 
-static enum shca_hw_status shca_hw_odp_invalidate(struct shca_hw *hw,
-						  const struct shca_hw_odp_range *in)
+/**
+ * shca_hw_cmd_invalidate_odp() - run INVALIDATE_ODP
+ * @hw: the device
+ * @cmd: the entry and the pages it loses in @cmd->in.odp_range
+ *
+ * Never the command mutex: the driver issues it from its MMU notifier,
+ * which may run under any command's allocation.  Waits out the accesses
+ * in flight that hold pages of the entry.
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_invalidate_odp(struct shca_hw *hw,
+					       struct shca_hw_cmd *cmd)
 {
+	const struct shca_hw_odp_range *in = &cmd->in.odp_range;
 	struct shca_hw_odp *odp;
 	struct shca_hw_mpt *mpt;
 	u32 i, end;
 
+	shca_hw_count(hw, SHCA_CNT_ODP_INVALIDATIONS);
 	mpt = shca_hw_odp_entry(hw, in->key);
 	if (!mpt)
 		return SHCA_HW_BAD_INDEX;
@@ -309,23 +333,3 @@ int shca_hw_odp_users(struct shca_hw *hw, u32 key)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_odp_users);
 
-/**
- * shca_hw_odp_cmd() - run MAP_ODP or INVALIDATE_ODP
- * @hw: the device
- * @cmd: the command
- *
- * Return: the completion status.
- */
-enum shca_hw_status shca_hw_odp_cmd(struct shca_hw *hw,
-				    struct shca_hw_cmd *cmd)
-{
-	switch (cmd->opcode) {
-	case SHCA_CMD_MAP_ODP:
-		return shca_hw_odp_map(hw, &cmd->in.odp_map);
-	case SHCA_CMD_INVALIDATE_ODP:
-		shca_hw_count(hw, SHCA_CNT_ODP_INVALIDATIONS);
-		return shca_hw_odp_invalidate(hw, &cmd->in.odp_range);
-	default:
-		return SHCA_HW_BAD_OPCODE;
-	}
-}

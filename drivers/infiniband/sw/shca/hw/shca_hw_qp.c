@@ -139,8 +139,16 @@ static bool shca_hw_qp_create_ok(const struct shca_hw_caps *caps,
 	}
 }
 
-static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_create_qp() - run CREATE_QP
+ * @hw: the device, its command mutex held
+ * @cmd: the QP's type, queues, CQs, SRQ or domain in @cmd->in.qp; the QPN
+ *	is returned in @cmd->out.num
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_create_qp(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_qp_create *in = &cmd->in.qp;
 	const struct shca_hw_caps *caps = hw->caps;
@@ -149,6 +157,7 @@ static enum shca_hw_status shca_hw_create_qp(struct shca_hw *hw,
 	u32 qpn;
 	int err;
 
+	lockdep_assert_held(&hw->cmd_mutex);
 	if (!shca_hw_qp_create_ok(caps, in) || !in->dbrec ||
 	    in->max_send_sge > SHCA_HW_MAX_SGE ||
 	    in->max_recv_sge > SHCA_HW_MAX_SGE ||
@@ -444,8 +453,20 @@ static void shca_hw_qp_apply(struct shca_hw_qp *qp, u32 mask,
 		a->sqd_notify = in->sqd_notify;
 }
 
-static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
-					     struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_modify_qp() - run MODIFY_QP
+ * @hw: the device, its command mutex not held
+ * @cmd: the QP in @cmd->index, the attributes @cmd->mask names in
+ *	@cmd->in.qp_attr
+ *
+ * One QP's business, under its modify mutex and a reference: a modify to
+ * RESET waits out that QP's accesses in flight and holds up no other
+ * command of the device.
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_qp_attr *in = &cmd->in.qp_attr;
 	struct shca_hw_qp *qp;
@@ -522,8 +543,15 @@ static enum shca_hw_status shca_hw_modify_qp(struct shca_hw *hw,
 	return SHCA_HW_OK;
 }
 
-static enum shca_hw_status shca_hw_query_qp(struct shca_hw *hw,
-					    struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_query_qp() - run QUERY_QP
+ * @hw: the device, its command mutex not held
+ * @cmd: the QP in @cmd->index; its state is returned in @cmd->out.qp
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_query_qp(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd)
 {
 	struct shca_hw_qp_query *out = &cmd->out.qp;
 	struct shca_hw_qp *qp = shca_hw_qp_get(hw, cmd->index);
@@ -620,12 +648,24 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	kfree(qp);
 }
 
-static enum shca_hw_status shca_hw_destroy_qp(struct shca_hw *hw, u32 qpn)
+/**
+ * shca_hw_cmd_destroy_qp() - run DESTROY_QP
+ * @hw: the device, its command mutex not held
+ * @cmd: the QP in @cmd->index
+ *
+ * The QP leaves the table under the command mutex; its accesses in flight
+ * are waited out, and the engine fenced, with the mutex dropped.  Its QPN
+ * stays reserved until the destroy is over.
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_destroy_qp(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd)
 {
 	struct shca_hw_qp *qp;
 
 	mutex_lock(&hw->cmd_mutex);
-	qp = shca_hw_qp_hide(hw, qpn);
+	qp = shca_hw_qp_hide(hw, cmd->index);
 	mutex_unlock(&hw->cmd_mutex);
 	if (!qp)
 		return SHCA_HW_BAD_INDEX;
@@ -633,18 +673,23 @@ static enum shca_hw_status shca_hw_destroy_qp(struct shca_hw *hw, u32 qpn)
 	return SHCA_HW_OK;
 }
 
-/*
- * ATTACH_MCAST and DETACH_MCAST: the QP must be a live UD QP, the GID a
- * multicast one; the group table (shca_hw_mcast.c) does the rest.  The
- * table changes under the command mutex, so a destroy hides the QP either
- * before (no QP) or after (it purges the attachment).  A detach then
- * waits out the copy the QP's responder may be taking in, which checked
- * its membership before the change: with the command mutex dropped, so
- * that a responder in the middle of a long message holds up no other
- * command of the device.
+/**
+ * shca_hw_cmd_mcast() - run ATTACH_MCAST or DETACH_MCAST
+ * @hw: the device, its command mutex not held
+ * @cmd: the QP in @cmd->index, the group in @cmd->in.mgid
+ *
+ * The QP must be a live UD QP, the GID a multicast one; the group table
+ * (shca_hw_mcast.c) does the rest.  The table changes under the command
+ * mutex, so a destroy hides the QP either before (no QP) or after (it
+ * purges the attachment).  A detach then waits out the copy the QP's
+ * responder may be taking in, which checked its membership before the
+ * change: with the command mutex dropped, so that a responder in the
+ * middle of a long message holds up no other command of the device.
+ *
+ * Return: the completion status.
  */
-static enum shca_hw_status shca_hw_qp_mcast(struct shca_hw *hw,
-					    struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_mcast(struct shca_hw *hw,
+				      struct shca_hw_cmd *cmd)
 {
 	enum shca_hw_status status;
 	struct shca_hw_qp *qp;
@@ -771,36 +816,6 @@ void shca_hw_qp_fini(struct shca_hw *hw)
 		qp = shca_hw_qp_hide(hw, index);
 		mutex_unlock(&hw->cmd_mutex);
 		shca_hw_qp_free(hw, qp, false);
-	}
-}
-
-/**
- * shca_hw_qp_cmd() - run a QP command
- * @hw: the device
- * @cmd: the command
- *
- * CREATE_QP comes with the command mutex held.  DESTROY_QP, ATTACH_MCAST
- * and DETACH_MCAST come without it and take it themselves; MODIFY_QP and
- * QUERY_QP do without it, holding the QP by reference.
- *
- * Return: the completion status.
- */
-enum shca_hw_status shca_hw_qp_cmd(struct shca_hw *hw, struct shca_hw_cmd *cmd)
-{
-	switch (cmd->opcode) {
-	case SHCA_CMD_CREATE_QP:
-		return shca_hw_create_qp(hw, cmd);
-	case SHCA_CMD_MODIFY_QP:
-		return shca_hw_modify_qp(hw, cmd);
-	case SHCA_CMD_QUERY_QP:
-		return shca_hw_query_qp(hw, cmd);
-	case SHCA_CMD_DESTROY_QP:
-		return shca_hw_destroy_qp(hw, cmd->index);
-	case SHCA_CMD_ATTACH_MCAST:
-	case SHCA_CMD_DETACH_MCAST:
-		return shca_hw_qp_mcast(hw, cmd);
-	default:
-		return SHCA_HW_BAD_OPCODE;
 	}
 }
 

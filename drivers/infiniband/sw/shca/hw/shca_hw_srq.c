@@ -131,12 +131,22 @@ static void shca_hw_srq_unlink(struct shca_hw_srq *srq)
 	}
 }
 
-static enum shca_hw_status shca_hw_create_srq(struct shca_hw *hw,
-					      struct shca_hw_cmd *cmd)
+/**
+ * shca_hw_cmd_create_srq() - run CREATE_SRQ
+ * @hw: the device, its command mutex held
+ * @cmd: the SRQ's memory, limit, and for an XRC SRQ its domain and CQ,
+ *	in @cmd->in.srq; the SRQN is returned in @cmd->out.id
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_create_srq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_srq_create *in = &cmd->in.srq;
 	struct shca_hw_srq *srq;
 	int err;
+
+	lockdep_assert_held(&hw->cmd_mutex);
 
 	if (!in->pdn || in->pdn > hw->caps->max_pd || !in->slots ||
 	    !in->index_ring || !in->dbrec || !in->log_depth ||
@@ -319,7 +329,7 @@ out:
 }
 
 /**
- * shca_hw_srq_resize() - run a step of RESIZE_SRQ
+ * shca_hw_cmd_resize_srq() - run a step of RESIZE_SRQ
  * @hw: the device
  * @cmd: RESIZE_SRQ: the SRQ in @cmd->index, the step and the new memory
  *	in @cmd->in.srq_resize
@@ -341,8 +351,8 @@ out:
  *
  * Return: the completion status.
  */
-enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
-				       struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_resize_srq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd)
 {
 	const struct shca_hw_srq_resize *in = &cmd->in.srq_resize;
 	enum shca_hw_status status;
@@ -367,9 +377,9 @@ enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
 }
 
 /**
- * shca_hw_srq_destroy() - run DESTROY_SRQ
+ * shca_hw_cmd_destroy_srq() - run DESTROY_SRQ
  * @hw: the device, its command mutex not held
- * @srqn: the SRQ
+ * @cmd: the SRQ in @cmd->index
  *
  * Refused while a QP is attached.  The SRQ leaves the table under the
  * command mutex, so a CREATE_QP finds it or not; the wait for the
@@ -379,8 +389,10 @@ enum shca_hw_status shca_hw_srq_resize(struct shca_hw *hw,
  *
  * Return: the completion status.
  */
-enum shca_hw_status shca_hw_srq_destroy(struct shca_hw *hw, u32 srqn)
+enum shca_hw_status shca_hw_cmd_destroy_srq(struct shca_hw *hw,
+					    struct shca_hw_cmd *cmd)
 {
+	u32 srqn = cmd->index;
 	struct shca_hw_srq *srq;
 
 	mutex_lock(&hw->cmd_mutex);
@@ -403,38 +415,53 @@ enum shca_hw_status shca_hw_srq_destroy(struct shca_hw *hw, u32 srqn)
 }
 
 /**
- * shca_hw_srq_cmd() - run an SRQ command
+ * shca_hw_cmd_modify_srq() - run MODIFY_SRQ
  * @hw: the device, its command mutex held
- * @cmd: CREATE_SRQ, MODIFY_SRQ or QUERY_SRQ
+ * @cmd: the SRQ in @cmd->index, its new limit in @cmd->in.srq_limit
  *
- * Return: the completion status.
+ * Return: the completion status; BAD_PARAM for a limit over the depth.
  */
-enum shca_hw_status shca_hw_srq_cmd(struct shca_hw *hw,
-				    struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_modify_srq(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd)
 {
+	enum shca_hw_status status = SHCA_HW_OK;
 	struct shca_hw_srq *srq;
 
 	lockdep_assert_held(&hw->cmd_mutex);
-	if (cmd->opcode == SHCA_CMD_CREATE_SRQ)
-		return shca_hw_create_srq(hw, cmd);
-
 	srq = shca_hw_srq_get(hw, cmd->index);
 	if (!srq)
 		return SHCA_HW_BAD_INDEX;
 	spin_lock_irq(&srq->lock);
-	if (cmd->opcode == SHCA_CMD_MODIFY_SRQ) {
-		if (cmd->in.srq_limit > (1U << srq->log_depth)) {
-			spin_unlock_irq(&srq->lock);
-			shca_hw_srq_put(srq);
-			return SHCA_HW_BAD_PARAM;
-		}
+	if (cmd->in.srq_limit > (1U << srq->log_depth))
+		status = SHCA_HW_BAD_PARAM;
+	else
 		srq->limit = cmd->in.srq_limit;
-	} else {
-		cmd->out.srq.limit = srq->limit;
-		cmd->out.srq.pi = READ_ONCE(srq->dbrec->pi);
-		cmd->out.srq.ci = srq->ci;
-		cmd->out.srq.assoc = atomic_read(&srq->assoc);
-	}
+	spin_unlock_irq(&srq->lock);
+	shca_hw_srq_put(srq);
+	return status;
+}
+
+/**
+ * shca_hw_cmd_query_srq() - run QUERY_SRQ
+ * @hw: the device, its command mutex held
+ * @cmd: the SRQ in @cmd->index; its state is returned in @cmd->out.srq
+ *
+ * Return: the completion status.
+ */
+enum shca_hw_status shca_hw_cmd_query_srq(struct shca_hw *hw,
+					  struct shca_hw_cmd *cmd)
+{
+	struct shca_hw_srq *srq;
+
+	lockdep_assert_held(&hw->cmd_mutex);
+	srq = shca_hw_srq_get(hw, cmd->index);
+	if (!srq)
+		return SHCA_HW_BAD_INDEX;
+	spin_lock_irq(&srq->lock);
+	cmd->out.srq.limit = srq->limit;
+	cmd->out.srq.pi = READ_ONCE(srq->dbrec->pi);
+	cmd->out.srq.ci = srq->ci;
+	cmd->out.srq.assoc = atomic_read(&srq->assoc);
 	spin_unlock_irq(&srq->lock);
 	shca_hw_srq_put(srq);
 	return SHCA_HW_OK;

@@ -61,29 +61,19 @@ struct shca_hw_srq *shca_hw_xrc_srq_get(struct shca_hw_qp *qp, u32 srqn)
 }
 
 /**
- * shca_hw_xrcd_cmd() - run ALLOC_XRCD or DEALLOC_XRCD
+ * shca_hw_cmd_alloc_xrcd() - run ALLOC_XRCD
  * @hw: the device, its command mutex held
- * @cmd: the command
+ * @cmd: the command; the domain's number is returned in @cmd->out.num
  *
  * Return: the completion status.
  */
-enum shca_hw_status shca_hw_xrcd_cmd(struct shca_hw *hw,
-				     struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_alloc_xrcd(struct shca_hw *hw,
+					   struct shca_hw_cmd *cmd)
 {
 	struct shca_hw_xrcd *xrcd;
 	int err;
 
 	lockdep_assert_held(&hw->cmd_mutex);
-	if (cmd->opcode == SHCA_CMD_DEALLOC_XRCD) {
-		xrcd = xa_load(&hw->xrcds, cmd->in.xrcdn);
-		if (!xrcd)
-			return SHCA_HW_BAD_INDEX;
-		if (atomic_read(&xrcd->users))
-			return SHCA_HW_BUSY;
-		xa_erase(&hw->xrcds, cmd->in.xrcdn);
-		kfree(xrcd);
-		return SHCA_HW_OK;
-	}
 	xrcd = kzalloc(sizeof(*xrcd), GFP_KERNEL_ACCOUNT);
 	if (!xrcd)
 		return SHCA_HW_NO_RESOURCES;
@@ -95,6 +85,29 @@ enum shca_hw_status shca_hw_xrcd_cmd(struct shca_hw *hw,
 		return SHCA_HW_NO_RESOURCES;
 	}
 	xrcd->xrcdn = cmd->out.num;
+	return SHCA_HW_OK;
+}
+
+/**
+ * shca_hw_cmd_dealloc_xrcd() - run DEALLOC_XRCD
+ * @hw: the device, its command mutex held
+ * @cmd: the domain in @cmd->in.xrcdn
+ *
+ * Return: the completion status; BUSY while an SRQ or QP uses the domain.
+ */
+enum shca_hw_status shca_hw_cmd_dealloc_xrcd(struct shca_hw *hw,
+					     struct shca_hw_cmd *cmd)
+{
+	struct shca_hw_xrcd *xrcd;
+
+	lockdep_assert_held(&hw->cmd_mutex);
+	xrcd = xa_load(&hw->xrcds, cmd->in.xrcdn);
+	if (!xrcd)
+		return SHCA_HW_BAD_INDEX;
+	if (atomic_read(&xrcd->users))
+		return SHCA_HW_BUSY;
+	xa_erase(&hw->xrcds, cmd->in.xrcdn);
+	kfree(xrcd);
 	return SHCA_HW_OK;
 }
 
