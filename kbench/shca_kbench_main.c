@@ -60,7 +60,7 @@
 #include <rdma/ib_verbs.h>
 
 /* The sweep shared by the driver and libshca, with the driver's acquire. */
-#define shca_sweep_load_acquire(p) smp_load_acquire(p)
+#define shca_dp_load_acquire(p) smp_load_acquire(p)
 #include "shca_cq_sweep.h"
 #include "shca_ktest_qp.h"
 

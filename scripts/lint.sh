@@ -6,7 +6,9 @@
 # debug kernel), and that the release number agrees wherever it stands
 # (scripts/check-version.sh); shellcheck of every shell script; the
 # documentation (Sphinx, the kernel-doc directives, the architecture
-# picture, the README's length).  libshca and the userspace tests are checked with
+# picture, the README's length); and that no two files of the model, of
+# the verbs layer or of libshca call each other (scripts/call-graph.py,
+# from the objects' symbols), nor the model the verbs layer.  libshca and the userspace tests are checked with
 # checkpatch too, but keep userspace C types and errno values; libshca
 # must also compile clean with -Wall -Wextra -Werror (build-user.sh).
 # Reports in KTAP: the plan, then "ok N NAME" or "not ok N NAME" per check,
@@ -23,7 +25,7 @@ files=$(git ls-files '*.c' '*.h' 2>/dev/null)
 rc=0 n=0 notes=
 
 echo "KTAP version 1"
-echo "1..6"
+echo "1..7"
 
 # say TEXT...: a finding, printed as a KTAP comment before the result.
 say() {
@@ -203,5 +205,46 @@ if out=$("$SHCA_TOP/scripts/build-module.sh" debug C=1 2>&1); then
 else
 	say "$(grep -E 'warning|error' <<<"$out" | head -n 40)"
 	report sparse FAIL
+fi
+# Calls run one way: no two files of a layer call each other, directly or
+# round a cycle, and the model calls nothing of the verbs layer; read off
+# the objects sparse's build just made and libshca's (build-user.sh is
+# incremental).  A planted cycle first: two objects that need each other.
+kobj=$SHCA_TOP/out/build-debug/drivers/infiniband/sw/shca
+uobj=
+if "$SHCA_TOP/scripts/build-user.sh" >/dev/null 2>&1; then
+	uobj=$(cat "$SHCA_TOP/out/rdma-core-build")/providers/shca/CMakeFiles/shca-rdmav34.dir
+fi
+printf 'void b(void);\nvoid a(void) { b(); }\n' > "$docs/a.c"
+printf 'void a(void);\nvoid b(void) { a(); }\n' > "$docs/b.c"
+if ! gcc -c -o "$docs/a.o" "$docs/a.c" || ! gcc -c -o "$docs/b.o" "$docs/b.c" ||
+   "$SHCA_TOP/scripts/call-graph.py" canary "$docs/a.o" "$docs/b.o" >/dev/null; then
+	say "call-graph.py does not find a planted cycle"
+	report calls FAIL
+elif [ ! -d "$kobj/hw" ] || [ -z "$uobj" ] || [ ! -d "$uobj" ]; then
+	say "no objects to read: the module or libshca did not build"
+	report calls FAIL
+else
+	# The objects of the sources in the tree, none left from older ones.
+	st=0 hobj=() vobj=() pobj=()
+	d=drivers/infiniband/sw/shca
+	for f in "$d"/hw/*.c; do hobj+=("$kobj/hw/$(basename "$f" .c).o"); done
+	for f in "$d"/*.c; do
+		[ "$f" = "$d/shca_odp.c" ] && [ ! -f "$kobj/shca_odp.o" ] && continue
+		vobj+=("$kobj/$(basename "$f" .c).o")
+	done
+	for f in providers/shca/*.c; do pobj+=("$uobj/$(basename "$f").o"); done
+	out=$("$SHCA_TOP/scripts/call-graph.py" model "${hobj[@]}" -- "${vobj[@]}") ||
+		st=1
+	[ $st -eq 0 ] || say "$(grep -v ' -> ' <<<"$out")"
+	if ! out=$("$SHCA_TOP/scripts/call-graph.py" "verbs layer" "${vobj[@]}"); then
+		say "$(grep -v ' -> ' <<<"$out")"
+		st=1
+	fi
+	if ! out=$("$SHCA_TOP/scripts/call-graph.py" libshca "${pobj[@]}"); then
+		say "$(grep -v ' -> ' <<<"$out")"
+		st=1
+	fi
+	if [ $st -eq 0 ]; then report calls PASS; else report calls FAIL; fi
 fi
 exit $rc

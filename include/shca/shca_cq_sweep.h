@@ -5,21 +5,18 @@
  * One implementation for both sides of the user ABI: the kernel driver
  * sweeps kernel CQs with it, and the rdma-core provider (libshca) sweeps
  * user CQs with it, each under its own poll lock, once the device has
- * fenced the QP.  It needs only the ring format of <rdma/shca-abi.h> and
- * memcpy(); nothing of either side's environment.
- *
- * The includer may define shca_sweep_load_acquire(p), a load of the owner
- * byte at @p that orders the loads after it (the kernel uses
- * smp_load_acquire()); the default is the compiler's acquire load.
+ * fenced the QP.  It needs only the ring format of <rdma/shca-abi.h>,
+ * memcpy() and the memory-ordering hooks of shca_dp_sync.h, which the
+ * includer may define as for the rest of the data path (the owner byte is
+ * loaded with shca_dp_load_acquire()); nothing else of either side's
+ * environment.
  */
 #ifndef SHCA_CQ_SWEEP_H
 #define SHCA_CQ_SWEEP_H
 
 #include <rdma/shca-abi.h>
 
-#ifndef shca_sweep_load_acquire
-#define shca_sweep_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#endif
+#include "shca_dp_sync.h"
 
 /*
  * Called for each removed receive CQE that names an SRQ slot
@@ -35,7 +32,7 @@ static inline int shca_cqe_published(const struct shca_hw_cqe *ring,
 {
 	const struct shca_hw_cqe *cqe = &ring[idx & ((1U << log_depth) - 1)];
 
-	return (shca_sweep_load_acquire(&cqe->owner) & 1) !=
+	return (shca_dp_load_acquire(&cqe->owner) & 1) !=
 	       ((idx >> log_depth) & 1);
 }
 

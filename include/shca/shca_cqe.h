@@ -29,6 +29,12 @@
 
 #include "shca_wq.h"
 
+/* The XRC SRQ an XRC receive CQE (SHCA_CQE_F_XRC) names. */
+static inline __u32 shca_cqe_xrc_srqn(const struct shca_hw_cqe *cqe)
+{
+	return cqe->net_type | (__u32)cqe->sl << 8;
+}
+
 #if !defined(SHCA_WC_OPCODE) || !defined(SHCA_WC_OPCODE_REG_MR) || \
 	!defined(SHCA_WC_STATUS) || !defined(SHCA_WC_F_IMM) || \
 	!defined(SHCA_WC_F_INV) || !defined(SHCA_WC_F_GRH)

@@ -17,12 +17,6 @@
 
 #include "shca_dp_sync.h"
 
-/* The XRC SRQ an XRC receive CQE (SHCA_CQE_F_XRC) names. */
-static inline __u32 shca_cqe_xrc_srqn(const struct shca_hw_cqe *cqe)
-{
-	return cqe->net_type | (__u32)cqe->sl << 8;
-}
-
 /**
  * struct shca_wq - the consumer's side of a send or receive queue
  * @ring: the WQEs
@@ -39,6 +33,30 @@ struct shca_wq {
 	__u32 ci;
 	__u64 *wrid;
 };
+
+/*
+ * The log2 of the depth of a queue for @wr work requests: a power of two,
+ * two entries at least (the device's smallest ring).
+ */
+static inline __u32 shca_wq_log_depth(__u32 wr)
+{
+	__u32 log = 1;
+
+	while (log < 31 && (1U << log) < wr)
+		log++;
+	return log;
+}
+
+/* An empty queue of 2^@log_depth WQEs at @ring, their wr_ids in @wrid. */
+static inline void shca_wq_init(struct shca_wq *wq, void *ring,
+				__u32 log_depth, __u64 *wrid)
+{
+	wq->ring = ring;
+	wq->log_depth = log_depth;
+	wq->wrid = wrid;
+	wq->pi = 0;
+	wq->ci = 0;
+}
 
 /* The slot of index @idx. */
 static inline __u32 shca_wq_slot(const struct shca_wq *wq, __u32 idx)
@@ -104,13 +122,15 @@ static inline int shca_wq_retire(struct shca_wq *wq, __u32 idx, __u64 *wr_id)
 }
 
 /*
- * Start the queue over, as after a RESET.  The caller holds the posting
- * lock and zeroes the doorbell record's producer index.
+ * Start the queue over, as after a RESET, and @dbrec_pi, the producer
+ * index the doorbell record shows the device.  The caller holds the
+ * posting lock.
  */
-static inline void shca_wq_reset(struct shca_wq *wq)
+static inline void shca_wq_reset(struct shca_wq *wq, __u32 *dbrec_pi)
 {
 	shca_dp_write_once(&wq->pi, 0);
 	shca_dp_store_release(&wq->ci, 0);
+	shca_dp_store_release(dbrec_pi, 0);
 }
 
 /*
@@ -165,6 +185,40 @@ static inline void shca_srq_slot_post(__u32 *free_slots, __u32 *nr_free,
 	wrid[slot] = wr_id;
 	shca_dp_write_once(&index_ring[*pi & ((1U << log_depth) - 1)], slot);
 	(*pi)++;
+}
+
+/*
+ * The free stack and wr_ids of an SRQ of 2^@log_depth slots, @nr_free of
+ * them free in @free_slots, moved to 2^@new_log slots: @new_free and
+ * @new_wrid, with room for that many, and *@new_nr.  Slot numbers are
+ * kept, so every slot in use (posted, or completed and not yet polled)
+ * must be below the new depth.  Returns 0, or -1 (nothing is written that
+ * the SRQ uses) if one is not.
+ */
+static inline int shca_srq_slots_resize(const __u32 *free_slots,
+					__u32 nr_free, const __u64 *wrid,
+					__u32 log_depth, __u32 new_log,
+					__u32 *new_free, __u32 *new_nr,
+					__u64 *new_wrid)
+{
+	__u32 old_depth = 1U << log_depth, depth = 1U << new_log;
+	__u32 i, slot, above = 0, n = 0;
+
+	for (i = depth; i-- > old_depth;)
+		new_free[n++] = i;
+	for (i = 0; i < nr_free; i++) {
+		slot = free_slots[i];
+		if (slot >= depth)
+			above++;
+		else if (n < depth)
+			new_free[n++] = slot;
+	}
+	if (depth < old_depth && above != old_depth - depth)
+		return -1;
+	for (i = 0; i < depth && i < old_depth; i++)
+		new_wrid[i] = wrid[i];
+	*new_nr = n;
+	return 0;
 }
 
 /* The wr_id of the SRQ slot a receive CQE named. */

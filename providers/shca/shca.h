@@ -22,14 +22,16 @@
 #ifndef SHCA_PROVIDER_H
 #define SHCA_PROVIDER_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
-#include <rdma/shca-abi.h>
+#include <kernel-abi/shca-abi.h>
 
 /*
  * The data path shared with the kernel (include/shca/).  A process has no
@@ -200,71 +202,27 @@ struct shca_ah {
 	struct shca_hw_av av;
 };
 
-/* Commands with the driver data of <rdma/shca-abi.h> after the core's. */
-struct shca_ucmd_create_cq {
-	struct ibv_create_cq ibv_cmd;
-	struct shca_create_cq_cmd drv;
-};
-
-struct shca_uresp_create_cq {
-	struct ib_uverbs_create_cq_resp ibv_resp;
-	struct shca_create_cq_resp drv;
-};
-
-struct shca_ucmd_create_cq_ex {
-	struct ibv_create_cq_ex ibv_cmd;
-	struct shca_create_cq_cmd drv;
-};
-
-struct shca_uresp_create_cq_ex {
-	struct ib_uverbs_ex_create_cq_resp ibv_resp;
-	struct shca_create_cq_resp drv;
-};
-
-struct shca_ucmd_resize_cq {
-	struct ibv_resize_cq ibv_cmd;
-	struct shca_resize_cq_cmd drv;
-};
-
-struct shca_uresp_resize_cq {
-	struct ib_uverbs_resize_cq_resp ibv_resp;
-	struct shca_resize_cq_resp drv;
-};
-
-struct shca_ucmd_create_qp {
-	struct ibv_create_qp ibv_cmd;
-	struct shca_create_qp_cmd drv;
-};
-
-struct shca_uresp_create_qp {
-	struct ib_uverbs_create_qp_resp ibv_resp;
-	struct shca_create_qp_resp drv;
-};
-
-struct shca_ucmd_create_srq {
-	struct ibv_create_srq ibv_cmd;
-	struct shca_create_srq_cmd drv;
-};
-
-struct shca_uresp_create_srq {
-	struct ib_uverbs_create_srq_resp ibv_resp;
-	struct shca_create_srq_resp drv;
-};
-
-struct shca_ucmd_create_xsrq {
-	struct ibv_create_xsrq ibv_cmd;
-	struct shca_create_srq_cmd drv;
-};
-
-struct shca_ucmd_modify_srq {
-	struct ibv_modify_srq ibv_cmd;
-	struct shca_modify_srq_cmd drv;
-};
-
-struct shca_uresp_get_context {
-	struct ib_uverbs_get_context_resp ibv_resp;
-	struct shca_alloc_ucontext_resp drv;
-};
+/*
+ * Commands with the driver data of <rdma/shca-abi.h> after the core's:
+ * struct shca_ucmd_NAME and struct shca_ucmd_NAME_resp, the driver's
+ * fields in each reached by name (rdma-core checks the layout).
+ */
+DECLARE_DRV_CMD(shca_ucmd_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, shca_alloc_ucontext_resp);
+DECLARE_DRV_CMD(shca_ucmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		shca_create_cq_cmd, shca_create_cq_resp);
+DECLARE_DRV_CMD(shca_ucmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		shca_create_cq_cmd, shca_create_cq_resp);
+DECLARE_DRV_CMD(shca_ucmd_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		shca_resize_cq_cmd, shca_resize_cq_resp);
+DECLARE_DRV_CMD(shca_ucmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		shca_create_qp_cmd, shca_create_qp_resp);
+DECLARE_DRV_CMD(shca_ucmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		shca_create_srq_cmd, shca_create_srq_resp);
+DECLARE_DRV_CMD(shca_ucmd_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		shca_create_srq_cmd, shca_create_srq_resp);
+DECLARE_DRV_CMD(shca_ucmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		shca_modify_srq_cmd, empty);
 
 static inline struct shca_context *to_sctx(struct ibv_context *ibctx)
 {
@@ -374,8 +332,22 @@ static inline uint32_t shca_qp_svc(enum ibv_qp_type type)
 	}
 }
 
-/* shca_main.c */
-void *shca_map(struct ibv_context *ibctx, uint64_t offset, size_t len);
+/*
+ * Map an object's buffer at the offset its create response named.  A
+ * failure is the kernel's or the process's limits', and is logged.
+ */
+static inline void *shca_map(struct ibv_context *ibctx, uint64_t offset,
+			     size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       ibctx->cmd_fd, offset);
+
+	if (p != MAP_FAILED)
+		return p;
+	verbs_err(verbs_get_ctx(ibctx), "mmap of %zu bytes at %#llx: %s\n",
+		  len, (unsigned long long)offset, strerror(errno));
+	return NULL;
+}
 
 /* shca_domain.c */
 struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx);
@@ -411,9 +383,12 @@ void shca_qp_sweep(struct shca_qp *qp, int forget);
 void shca_xrc_tgt_sweep(struct shca_context *ctx, struct verbs_xrcd *xrcd,
 			uint32_t qpn);
 
-/* shca_qp.c */
+/* shca_qp_table.c */
 struct shca_qp *shca_qp_lookup(struct shca_context *ctx, uint32_t qpn);
+void shca_qp_insert(struct shca_context *ctx, struct shca_qp *qp);
 void shca_qp_remove(struct shca_context *ctx, struct shca_qp *qp);
+
+/* shca_qp.c */
 struct ibv_qp *shca_create_qp(struct ibv_pd *pd,
 			      struct ibv_qp_init_attr *attr);
 struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
@@ -442,16 +417,16 @@ int shca_close_xrcd(struct ibv_xrcd *ibxrcd);
 void shca_srq_put_slot(void *ctx, const struct shca_hw_cqe *cqe);
 __u64 shca_srq_take_slot(void *ctx, uint32_t slot);
 
-/* shca_post.c */
-int shca_ring_sq(struct shca_qp *qp);
-
 /* shca_mw.c */
 struct ibv_mw *shca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int shca_dealloc_mw(struct ibv_mw *mw);
-int shca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
-		 struct ibv_mw_bind *mw_bind);
 int shca_wqe_bind(struct shca_hw_send_wqe *w, struct ibv_mw *mw,
 		  uint32_t rkey, const struct ibv_mw_bind_info *info);
+
+/* shca_post.c */
+int shca_ring_sq(struct shca_qp *qp);
+int shca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

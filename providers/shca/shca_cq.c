@@ -104,7 +104,7 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector)
 {
-	struct shca_uresp_create_cq resp = {};
+	struct shca_ucmd_create_cq_resp resp = {};
 	struct shca_ucmd_create_cq cmd = {};
 	struct shca_cq *cq;
 	int ret;
@@ -115,7 +115,7 @@ struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
 				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
-	if (shca_cq_created(ibctx, cq, ret, &resp.drv))
+	if (shca_cq_created(ibctx, cq, ret, &resp.drv_payload))
 		return NULL;
 	return &cq->vcq.cq;
 }
@@ -155,7 +155,7 @@ static void shca_cq_unlock(struct shca_cq *cq)
 int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct shca_cq *cq = to_scq(ibcq);
-	struct shca_uresp_resize_cq resp = {};
+	struct shca_ucmd_resize_cq_resp resp = {};
 	struct shca_ucmd_resize_cq cmd = {};
 	void *map;
 	int ret;
@@ -167,8 +167,8 @@ int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto out;
-	map = shca_map(ibcq->context, resp.drv.mmap_offset,
-		       resp.drv.mmap_len);
+	map = shca_map(ibcq->context, resp.mmap_offset,
+		       resp.mmap_len);
 	if (!map) {
 		/* The device writes a ring this process cannot see. */
 		ret = errno;
@@ -176,10 +176,10 @@ int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	}
 	munmap(cq->map, cq->map_len);
 	cq->map = map;
-	cq->map_len = resp.drv.mmap_len;
+	cq->map_len = resp.mmap_len;
 	cq->ring = map;
-	cq->dbrec = (void *)((char *)map + resp.drv.dbrec_offset);
-	cq->log_depth = resp.drv.log_depth;
+	cq->dbrec = (void *)((char *)map + resp.dbrec_offset);
+	cq->log_depth = resp.log_depth;
 	cq->ci = 0;
 out:
 	shca_cq_unlock(cq);
@@ -431,7 +431,7 @@ static void shca_cq_ex_set_ops(struct ibv_cq_ex *cqx)
 struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr)
 {
-	struct shca_uresp_create_cq_ex resp = {};
+	struct shca_ucmd_create_cq_ex_resp resp = {};
 	struct shca_ucmd_create_cq_ex cmd = {};
 	struct shca_pd *pdom = NULL;
 	struct shca_cq *cq;
@@ -459,7 +459,7 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
 				   0);
-	if (shca_cq_created(ibctx, cq, ret, &resp.drv))
+	if (shca_cq_created(ibctx, cq, ret, &resp.drv_payload))
 		return NULL;
 	shca_cq_ex_set_ops(&cq->vcq.cq_ex);
 	return &cq->vcq.cq_ex;

@@ -19,9 +19,11 @@
  *
  * The provider is split by object: this file has the device, the context
  * (opened or imported), MRs and AHs; shca_domain.c has protection, thread
- * and parent domains and imports PDs and MRs; shca_cq.c polls and sweeps; shca_qp.c and shca_srq.c
- * create the queues; shca_post.c posts work requests and shca_wr.c is the
- * ibv_wr_* send API; shca_dm.c is device memory.  WQE building, WQE completion, SRQ slots and CQE
+ * and parent domains and imports PDs and MRs; shca_cq.c polls and sweeps;
+ * shca_qp.c and shca_srq.c create the queues, and shca_qp_table.c finds a
+ * QP by number; shca_post.c posts work requests and shca_wr.c is the
+ * ibv_wr_* send API; shca_mw.c builds window binds; shca_dm.c is device
+ * memory.  WQE building, WQE completion, SRQ slots and CQE
  * decoding are the kernel's own code, in include/shca/.
  */
 #include <config.h>
@@ -42,15 +44,6 @@ static const struct verbs_match_ent shca_match_table[] = {
 	VERBS_NAME_MATCH("shca", NULL),
 	{},
 };
-
-/* Map an object's buffer at the offset its create response named. */
-void *shca_map(struct ibv_context *ibctx, uint64_t offset, size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       ibctx->cmd_fd, offset);
-
-	return p == MAP_FAILED ? NULL : p;
-}
 
 /* --- device, context --------------------------------------------------- */
 
@@ -331,6 +324,12 @@ static int shca_context_init(struct shca_context *ctx,
 	    caps->rq_wqe_size != sizeof(struct shca_hw_recv_wqe) ||
 	    caps->cqe_size != sizeof(struct shca_hw_cqe)) {
 		/* A kernel with other ring formats: not ours to drive. */
+		verbs_err(&ctx->ibv_ctx,
+			  "the kernel's WQEs (%u, %u bytes) or CQEs (%u) are not libshca's (%zu, %zu, %zu)\n",
+			  caps->sq_wqe_size, caps->rq_wqe_size, caps->cqe_size,
+			  sizeof(struct shca_hw_send_wqe),
+			  sizeof(struct shca_hw_recv_wqe),
+			  sizeof(struct shca_hw_cqe));
 		errno = EPROTONOSUPPORT;
 		return -1;
 	}
@@ -346,17 +345,17 @@ static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd,
 						void *private_data)
 {
-	struct shca_uresp_get_context resp = {};
-	struct ibv_get_context cmd = {};
+	struct shca_ucmd_get_context_resp resp = {};
+	struct shca_ucmd_get_context cmd = {};
 	struct shca_context *ctx;
 
 	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
 					   RDMA_DRIVER_UNKNOWN);
 	if (!ctx)
 		return NULL;
-	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp)) ||
-	    shca_context_init(ctx, &resp.drv)) {
+	    shca_context_init(ctx, &resp.drv_payload)) {
 		verbs_uninit_context(&ctx->ibv_ctx);
 		free(ctx);
 		return NULL;

@@ -2,8 +2,9 @@
 /*
  * libshca: memory windows.  The kernel allocates and releases them; a
  * bind is a BIND_MW WQE on the QP's send queue, which the device executes
- * in order, for type 1 windows (ibv_bind_mw()) as for type 2 ones
- * (IBV_WR_BIND_MW, ibv_wr_bind_mw()).
+ * in order, for type 1 windows (ibv_bind_mw(), posted by shca_post.c) as
+ * for type 2 ones (IBV_WR_BIND_MW, ibv_wr_bind_mw()).  This file builds
+ * the WQE.
  */
 #include <config.h>
 
@@ -82,31 +83,4 @@ int shca_wqe_bind(struct shca_hw_send_wqe *w, struct ibv_mw *mw,
 	shca_wqe_set_bind(w, mw->rkey, rkey, info->mr ? info->mr->lkey : 0,
 			  info->addr, info->length, access);
 	return 0;
-}
-
-/*
- * ibv_bind_mw(): a type 1 window (libibverbs checked the type and the
- * PD), rebound with the next key variant.  The new key is the window's
- * from the post on: the WQEs after it see it.
- */
-int shca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
-		 struct ibv_mw_bind *mw_bind)
-{
-	struct ibv_send_wr wr = {
-		.wr_id = mw_bind->wr_id,
-		.opcode = IBV_WR_BIND_MW,
-		.send_flags = mw_bind->send_flags,
-		.bind_mw = {
-			.mw = mw,
-			.rkey = ibv_inc_rkey(mw->rkey),
-			.bind_info = mw_bind->bind_info,
-		},
-	};
-	struct ibv_send_wr *bad;
-	int ret;
-
-	ret = shca_post_send(qp, &wr, &bad);
-	if (!ret)
-		mw->rkey = wr.bind_mw.rkey;
-	return ret;
 }

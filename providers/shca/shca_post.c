@@ -222,3 +222,30 @@ int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 	return err;
 }
+
+/*
+ * ibv_bind_mw(): a type 1 window (libibverbs checked the type and the
+ * PD), rebound with the next key variant.  The new key is the window's
+ * from the post on: the WQEs after it see it.
+ */
+int shca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = mw_bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	ret = shca_post_send(qp, &wr, &bad);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
+}

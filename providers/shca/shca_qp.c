@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libshca: queue pairs, and the context's table of them that polling
- * looks CQEs up in.  Posting is in shca_post.c and shca_wr.c.
+ * libshca: queue pairs.  The context's table of them, which polling looks
+ * CQEs up in, is shca_qp_table.c; posting is in shca_post.c and
+ * shca_wr.c.
  */
 #include <config.h>
 
@@ -14,77 +15,21 @@
 
 #include "shca.h"
 
-static struct shca_qp **shca_qp_slot(struct shca_context *ctx, uint32_t qpn)
+static int shca_qp_wq_alloc(struct shca_qp *qp, struct shca_wq *wq,
+			    pthread_spinlock_t *lock, enum shca_res_type type,
+			    uint32_t log_depth, void *ring)
 {
-	return &ctx->qp_table[qpn % SHCA_QP_TABLE_SIZE];
-}
+	__u64 *wrid = shca_mem_alloc(qp->pdom, sizeof(*wrid) << log_depth,
+				     type, &qp->custom);
 
-struct shca_qp *shca_qp_lookup(struct shca_context *ctx, uint32_t qpn)
-{
-	struct shca_qp *qp;
-
-	pthread_mutex_lock(&ctx->qp_lock);
-	for (qp = *shca_qp_slot(ctx, qpn); qp; qp = qp->next)
-		if (qp->vqp.qp.qp_num == qpn)
-			break;
-	pthread_mutex_unlock(&ctx->qp_lock);
-	return qp;
-}
-
-/*
- * A QPN the kernel reissued while its previous owner in this process is
- * still being swept waits for that sweep: a CQE of the old QP must never
- * be found under the new one.
- */
-static void shca_qp_insert(struct shca_context *ctx, struct shca_qp *qp)
-{
-	struct shca_qp **slot = shca_qp_slot(ctx, qp->vqp.qp.qp_num);
-	struct shca_qp *p;
-
-	pthread_mutex_lock(&ctx->qp_lock);
-again:
-	for (p = *slot; p; p = p->next) {
-		if (p->vqp.qp.qp_num == qp->vqp.qp.qp_num) {
-			pthread_cond_wait(&ctx->qp_gone, &ctx->qp_lock);
-			goto again;
-		}
-	}
-	qp->next = *slot;
-	*slot = qp;
-	pthread_mutex_unlock(&ctx->qp_lock);
-}
-
-void shca_qp_remove(struct shca_context *ctx, struct shca_qp *qp)
-{
-	struct shca_qp **p;
-
-	pthread_mutex_lock(&ctx->qp_lock);
-	for (p = shca_qp_slot(ctx, qp->vqp.qp.qp_num); *p; p = &(*p)->next) {
-		if (*p == qp) {
-			*p = qp->next;
-			break;
-		}
-	}
-	pthread_cond_broadcast(&ctx->qp_gone);
-	pthread_mutex_unlock(&ctx->qp_lock);
-}
-
-static int shca_wq_init(struct shca_qp *qp, struct shca_wq *wq,
-			pthread_spinlock_t *lock, enum shca_res_type type,
-			uint32_t log_depth, void *ring)
-{
-	wq->log_depth = log_depth;
-	wq->ring = ring;
-	wq->wrid = shca_mem_alloc(qp->pdom,
-				  (sizeof(*wq->wrid)) << log_depth, type,
-				  &qp->custom);
-	if (!wq->wrid)
+	if (!wrid)
 		return errno;
+	shca_wq_init(wq, ring, log_depth, wrid);
 	return pthread_spin_init(lock, PTHREAD_PROCESS_PRIVATE);
 }
 
-static void shca_wq_fini(struct shca_qp *qp, struct shca_wq *wq,
-			 pthread_spinlock_t *lock, enum shca_res_type type)
+static void shca_qp_wq_free(struct shca_qp *qp, struct shca_wq *wq,
+			    pthread_spinlock_t *lock, enum shca_res_type type)
 {
 	if (wq->wrid) {
 		pthread_spin_destroy(lock);
@@ -97,8 +42,8 @@ static void shca_qp_free(struct shca_qp *qp)
 {
 	struct shca_pd *pdom = qp->pdom;
 
-	shca_wq_fini(qp, &qp->sq, &qp->sq_lock, SHCA_RES_TYPE_SQ_WRID);
-	shca_wq_fini(qp, &qp->rq, &qp->rq_lock, SHCA_RES_TYPE_RQ_WRID);
+	shca_qp_wq_free(qp, &qp->sq, &qp->sq_lock, SHCA_RES_TYPE_SQ_WRID);
+	shca_qp_wq_free(qp, &qp->rq, &qp->rq_lock, SHCA_RES_TYPE_RQ_WRID);
 	shca_mem_free(pdom, qp, SHCA_RES_TYPE_QP, qp->custom);
 	shca_pdom_put(pdom);
 }
@@ -239,7 +184,7 @@ struct ibv_qp *shca_open_qp(struct ibv_context *ibctx,
 struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 				 struct ibv_qp_init_attr_ex *attr)
 {
-	struct shca_uresp_create_qp resp = {};
+	struct shca_ucmd_create_qp_resp resp = {};
 	struct shca_ucmd_create_qp cmd = {};
 	unsigned int custom = 0;
 	struct shca_pd *pdom;
@@ -259,6 +204,8 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	 */
 	if ((attr->qp_type == IBV_QPT_XRC_SEND && attr->srq) ||
 	    shca_qp_foreign(ibctx, attr)) {
+		verbs_debug(verbs_get_ctx(ibctx),
+			    "an XRC initiator with an SRQ, or an object of another context\n");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -271,12 +218,18 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	     attr->create_flags) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (attr->send_ops_flags & ~shca_send_ops(attr->qp_type)))) {
+		verbs_debug(verbs_get_ctx(ibctx),
+			    "comp_mask %#x, create flags or send ops this QP type has not\n",
+			    attr->comp_mask);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (attr->send_ops_flags &
 	     shca_send_ops_device(ibctx, attr->send_ops_flags))) {
+		verbs_debug(verbs_get_ctx(ibctx),
+			    "send ops %#llx the device does not offer\n",
+			    (unsigned long long)attr->send_ops_flags);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -308,25 +261,26 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		errno = ret;
 		return NULL;
 	}
-	qp->map_len = resp.drv.mmap_len;
-	qp->map = shca_map(ibctx, resp.drv.mmap_offset, qp->map_len);
+	qp->map_len = resp.mmap_len;
+	qp->map = shca_map(ibctx, resp.mmap_offset, qp->map_len);
 	ret = errno;
 	if (!qp->map)
 		goto err_destroy;
-	qp->dbrec = (void *)((char *)qp->map + resp.drv.dbrec_offset);
-	qp->max_send_sge = resp.drv.max_send_sge;
-	qp->max_recv_sge = resp.drv.max_recv_sge;
-	qp->max_inline = resp.drv.max_inline;
+	qp->dbrec = (void *)((char *)qp->map + resp.dbrec_offset);
+	qp->max_send_sge = resp.max_send_sge;
+	qp->max_recv_sge = resp.max_recv_sge;
+	qp->max_inline = resp.max_inline;
 	qp->state = IBV_QPS_RESET;
-	ret = shca_wq_init(qp, &qp->sq, &qp->sq_lock, SHCA_RES_TYPE_SQ_WRID,
-			   resp.drv.sq_log_depth, qp->map);
+	ret = shca_qp_wq_alloc(qp, &qp->sq, &qp->sq_lock,
+			       SHCA_RES_TYPE_SQ_WRID, resp.sq_log_depth,
+			       qp->map);
 	if (ret)
 		goto err_destroy;
 	if (!attr->srq && attr->qp_type != IBV_QPT_XRC_SEND) {
-		ret = shca_wq_init(qp, &qp->rq, &qp->rq_lock,
-				   SHCA_RES_TYPE_RQ_WRID,
-				   resp.drv.rq_log_depth,
-				   (char *)qp->map + resp.drv.rq_offset);
+		ret = shca_qp_wq_alloc(qp, &qp->rq, &qp->rq_lock,
+				       SHCA_RES_TYPE_RQ_WRID,
+				       resp.rq_log_depth,
+				       (char *)qp->map + resp.rq_offset);
 		if (ret)
 			goto err_destroy;
 	}
@@ -335,14 +289,14 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		qp->vqp.comp_mask |= VERBS_QP_EX;
 	}
 	shca_qp_insert(to_sctx(ibctx), qp);
-	attr->cap.max_send_wr = 1U << resp.drv.sq_log_depth;
+	attr->cap.max_send_wr = 1U << resp.sq_log_depth;
 	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_inline_data = qp->max_inline;
 	if (attr->qp_type == IBV_QPT_XRC_SEND) {
 		attr->cap.max_recv_wr = 0;
 		attr->cap.max_recv_sge = 0;
 	} else if (!attr->srq) {
-		attr->cap.max_recv_wr = 1U << resp.drv.rq_log_depth;
+		attr->cap.max_recv_wr = 1U << resp.rq_log_depth;
 		attr->cap.max_recv_sge = qp->max_recv_sge;
 	}
 	return &qp->vqp.qp;
@@ -383,13 +337,11 @@ int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 static void shca_qp_reset_queues(struct shca_qp *qp)
 {
 	shca_lock(qp->single_threaded, &qp->sq_lock);
-	shca_wq_reset(&qp->sq);
-	store_release(&qp->dbrec->sq_pi, 0);
+	shca_wq_reset(&qp->sq, &qp->dbrec->sq_pi);
 	shca_unlock(qp->single_threaded, &qp->sq_lock);
 	if (qp->rq.wrid) {
 		shca_lock(qp->single_threaded, &qp->rq_lock);
-		shca_wq_reset(&qp->rq);
-		store_release(&qp->dbrec->rq_pi, 0);
+		shca_wq_reset(&qp->rq, &qp->dbrec->rq_pi);
 		shca_unlock(qp->single_threaded, &qp->rq_lock);
 	}
 }

@@ -152,7 +152,7 @@ static void shca_srq_undo(struct shca_srq *srq, int created, int ret)
 struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr)
 {
-	struct shca_uresp_create_srq resp = {};
+	struct shca_ucmd_create_srq_resp resp = {};
 	struct shca_ucmd_create_srq cmd = {};
 	struct shca_srq *srq;
 	int ret;
@@ -166,7 +166,7 @@ struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 		shca_srq_undo(srq, 0, ret);
 		return NULL;
 	}
-	ret = shca_srq_setup(srq, pd->context, &resp.drv);
+	ret = shca_srq_setup(srq, pd->context, &resp.drv_payload);
 	if (ret) {
 		shca_srq_undo(srq, 1, ret);
 		return NULL;
@@ -181,7 +181,7 @@ struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 struct ibv_srq *shca_create_srq_ex(struct ibv_context *ibctx,
 				   struct ibv_srq_init_attr_ex *attr)
 {
-	struct shca_uresp_create_srq resp = {};
+	struct shca_ucmd_create_xsrq_resp resp = {};
 	struct shca_ucmd_create_xsrq cmd = {};
 	enum ibv_srq_type type = IBV_SRQT_BASIC;
 	struct shca_srq *srq;
@@ -216,7 +216,7 @@ struct ibv_srq *shca_create_srq_ex(struct ibv_context *ibctx,
 		shca_srq_undo(srq, 0, ret);
 		return NULL;
 	}
-	ret = shca_srq_setup(srq, ibctx, &resp.drv);
+	ret = shca_srq_setup(srq, ibctx, &resp.drv_payload);
 	if (ret) {
 		shca_srq_undo(srq, 1, ret);
 		return NULL;
@@ -237,43 +237,6 @@ int shca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 }
 
 /* The depth the kernel gives a request for @max_wr WQEs. */
-static uint32_t shca_srq_log_depth(uint32_t max_wr)
-{
-	uint32_t log = 1;
-
-	while ((1U << log) < max_wr)
-		log++;
-	return log;
-}
-
-/*
- * The new free stack and wr_ids for 2^@log slots.  Slot numbers are kept,
- * so every slot in use must be below the new depth.
- */
-static int shca_srq_resize_slots(struct shca_srq *srq, uint32_t log,
-				 uint32_t *free_slots, uint32_t *nr_free,
-				 __u64 *wrid)
-{
-	uint32_t old_depth = 1U << srq->log_depth, depth = 1U << log;
-	uint32_t i, slot, above = 0, n = 0;
-
-	for (i = depth; i-- > old_depth;)
-		free_slots[n++] = i;
-	for (i = 0; i < srq->nr_free; i++) {
-		slot = srq->free_slots[i];
-		if (slot < depth && n < depth)
-			free_slots[n++] = slot;
-		else if (slot >= depth)
-			above++;
-	}
-	if (depth < old_depth && above != old_depth - depth)
-		return EINVAL;
-	memcpy(wrid, srq->wrid,
-	       sizeof(*wrid) * (depth < old_depth ? depth : old_depth));
-	*nr_free = n;
-	return 0;
-}
-
 /*
  * A resize: under the posting lock, the kernel moves the posted WQEs to
  * new memory, slot numbers and indices kept, and says where it is.
@@ -291,13 +254,20 @@ static int shca_srq_resize(struct shca_srq *srq, struct ibv_srq_attr *attr,
 
 	if (!attr->max_wr || attr->max_wr > (1U << 30))
 		return EINVAL;
-	log = shca_srq_log_depth(attr->max_wr);
+	log = shca_wq_log_depth(attr->max_wr);
 	ret = shca_srq_tables(srq, log, &free_slots, &wrid, &custom);
 	if (ret)
 		return ret;
-	cmd.drv.resp_addr = (uintptr_t)&resp;
+	cmd.resp_addr = (uintptr_t)&resp;
 	shca_lock(srq->single_threaded, &srq->lock);
-	ret = shca_srq_resize_slots(srq, log, free_slots, &nr_free, wrid);
+	/* Every slot in use must be below the new depth: slots are kept. */
+	ret = shca_srq_slots_resize(srq->free_slots, srq->nr_free, srq->wrid,
+				    srq->log_depth, log, free_slots, &nr_free,
+				    wrid) ? EINVAL : 0;
+	if (ret)
+		verbs_debug(verbs_get_ctx(srq->vsrq.srq.context),
+			    "SRQ %u: a slot in use is past the new depth %u\n",
+			    srq->srqn, 1U << log);
 	if (!ret)
 		ret = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask,
 					 &cmd.ibv_cmd, sizeof(cmd));
@@ -308,6 +278,10 @@ static int shca_srq_resize(struct shca_srq *srq, struct ibv_srq_attr *attr,
 	if (!map || resp.log_depth != log) {
 		/* The device reads memory this process cannot write. */
 		ret = map ? EIO : errno;
+		if (map)
+			verbs_err(verbs_get_ctx(srq->vsrq.srq.context),
+				  "SRQ %u: resized to 2^%u slots, not 2^%u\n",
+				  srq->srqn, resp.log_depth, log);
 		if (map)
 			munmap(map, resp.mmap_len);
 		goto out_unlock;

@@ -67,6 +67,15 @@
 #define shca_dp_write_once(p, v)	WRITE_ONCE(*(p), v)
 #include "shca_wq.h"
 
+/* CQE decoding shared with libshca, onto ib_core's names. */
+#define SHCA_WC_OPCODE(name)	IB_WC_##name
+#define SHCA_WC_OPCODE_REG_MR	IB_WC_REG_MR
+#define SHCA_WC_STATUS(name)	IB_WC_##name
+#define SHCA_WC_F_IMM		IB_WC_WITH_IMM
+#define SHCA_WC_F_INV		IB_WC_WITH_INVALIDATE
+#define SHCA_WC_F_GRH		0	/* shca_poll_cq() sets it, with the type */
+#include "shca_cqe.h"
+
 /**
  * enum shca_drv_counter - what the driver counts, after the device's own
  * counters in "rdma statistic"
@@ -505,18 +514,36 @@ do {									\
 		  srq_->srqn, ##__VA_ARGS__);				\
 } while (0)
 
+/**
+ * shca_access_to_hw() - the device's access bits for IB_ACCESS_* flags
+ * @ib_access: the flags
+ *
+ * Return: SHCA_ACCESS_* bits; flags the device does not check are dropped,
+ * IB_ACCESS_RELAXED_ORDERING among them: the model places every access in
+ * order, which relaxed ordering allows.
+ */
+static inline u32 shca_access_to_hw(int ib_access)
+{
+	return (ib_access & IB_ACCESS_LOCAL_WRITE ? SHCA_ACCESS_LOCAL_WRITE : 0) |
+	       (ib_access & IB_ACCESS_REMOTE_WRITE ?
+		SHCA_ACCESS_REMOTE_WRITE : 0) |
+	       (ib_access & IB_ACCESS_REMOTE_READ ? SHCA_ACCESS_REMOTE_READ : 0) |
+	       (ib_access & IB_ACCESS_REMOTE_ATOMIC ?
+		SHCA_ACCESS_REMOTE_ATOMIC : 0) |
+	       (ib_access & IB_ACCESS_FLUSH_GLOBAL ?
+		SHCA_ACCESS_FLUSH_GLOBAL : 0) |
+	       (ib_access & IB_ACCESS_FLUSH_PERSISTENT ?
+		SHCA_ACCESS_FLUSH_PERSISTENT : 0) |
+	       (ib_access & IB_ACCESS_MW_BIND ? SHCA_ACCESS_MW_BIND : 0);
+}
+
 /* shca_verbs.c */
 int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata);
-u32 shca_access_to_hw(int ib_access);
 int shca_add_gid(const struct ib_gid_attr *attr, void **context);
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int shca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
-void shca_xrc_srq_add(struct shca_srq *srq);
-void shca_xrc_srq_del(struct shca_srq *srq);
-struct shca_srq *shca_xrc_srq_get(struct shca_dev *sdev, u32 srqn);
-void shca_xrc_srq_put(struct shca_srq *srq);
 void shca_xrc_sweep_tgt(struct shca_qp *qp, bool forget);
 int shca_del_gid(const struct ib_gid_attr *attr, void **context);
 void shca_get_dev_fw_str(struct ib_device *ibdev, char *str);
@@ -606,11 +633,12 @@ int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 void shca_srq_free_slot(struct shca_srq *srq, u32 slot);
 u64 shca_srq_take_slot(void *ctx, u32 slot);
+void shca_xrc_srq_add(struct shca_srq *srq);
+void shca_xrc_srq_del(struct shca_srq *srq);
+struct shca_srq *shca_xrc_srq_get(struct shca_dev *sdev, u32 srqn);
+void shca_xrc_srq_put(struct shca_srq *srq);
 
 /* shca_mr.c */
-struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
-			      u32 type, u32 max_pages, u32 flags);
-void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr);
 struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
@@ -626,6 +654,8 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt, int access, struct ib_udata *udata);
+
+/* shca_mpt.c */
 struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, struct ib_pd *ibpd,
 			      u32 type, u32 max_pages, u32 flags);
 void shca_mr_free(struct shca_dev *sdev, struct shca_mr *mr);

@@ -18,18 +18,8 @@
 
 #include "shca.h"
 
-/* The sweep shared with libshca, with the kernel's acquire. */
-#define shca_sweep_load_acquire(p) smp_load_acquire(p)
+/* The sweep shared with libshca, with the kernel's ordering (shca.h). */
 #include "shca_cq_sweep.h"
-
-/* CQE decoding shared with libshca, onto ib_core's names. */
-#define SHCA_WC_OPCODE(name)	IB_WC_##name
-#define SHCA_WC_OPCODE_REG_MR	IB_WC_REG_MR
-#define SHCA_WC_STATUS(name)	IB_WC_##name
-#define SHCA_WC_F_IMM		IB_WC_WITH_IMM
-#define SHCA_WC_F_INV		IB_WC_WITH_INVALIDATE
-#define SHCA_WC_F_GRH		0	/* with the network type, below */
-#include "shca_cqe.h"
 
 static const enum rdma_network_type shca_net_type[] = {
 	[SHCA_NET_ROCE_V1]	= RDMA_NETWORK_IB,

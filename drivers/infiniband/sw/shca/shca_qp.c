@@ -42,16 +42,20 @@ static u32 shca_qp_type_to_hw(enum ib_qp_type type)
 	}
 }
 
-static int shca_wq_init(struct shca_wq *wq, u32 wr, bool user)
+/* A queue for @wr work requests; its ring comes with the QP's buffer. */
+static int shca_qp_wq_alloc(struct shca_wq *wq, u32 wr, bool user)
 {
-	/* The device takes rings of two entries or more. */
-	wq->log_depth = order_base_2(max(wr, 2U));
+	u32 log_depth = shca_wq_log_depth(wr);
+	u64 *wrid = NULL;
+
 	/* A process keeps its own wr_ids. */
-	if (user)
-		return 0;
-	wq->wrid = kvcalloc(1U << wq->log_depth, sizeof(*wq->wrid),
-			    GFP_KERNEL);
-	return wq->wrid ? 0 : -ENOMEM;
+	if (!user) {
+		wrid = kvcalloc(1U << log_depth, sizeof(*wrid), GFP_KERNEL);
+		if (!wrid)
+			return -ENOMEM;
+	}
+	shca_wq_init(wq, NULL, log_depth, wrid);
+	return 0;
 }
 
 static int shca_qp_check_caps(struct shca_dev *sdev,
@@ -201,9 +205,11 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (has_rq)
 		qp->max_recv_sge = max(init->cap.max_recv_sge, 1U);
 	qp->user = !!udata;
-	err = tgt ? 0 : shca_wq_init(&qp->sq, init->cap.max_send_wr, qp->user);
+	err = tgt ? 0 :
+	      shca_qp_wq_alloc(&qp->sq, init->cap.max_send_wr, qp->user);
 	if (!err && has_rq)
-		err = shca_wq_init(&qp->rq, init->cap.max_recv_wr, qp->user);
+		err = shca_qp_wq_alloc(&qp->rq, init->cap.max_recv_wr,
+				       qp->user);
 	if (err)
 		goto err_free;
 
@@ -650,12 +656,10 @@ static void shca_qp_reset_queues(struct shca_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	shca_wq_reset(&qp->sq);
-	WRITE_ONCE(qp->dbrec->sq_pi, 0);
+	shca_wq_reset(&qp->sq, &qp->dbrec->sq_pi);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	shca_wq_reset(&qp->rq);
-	WRITE_ONCE(qp->dbrec->rq_pi, 0);
+	shca_wq_reset(&qp->rq, &qp->dbrec->rq_pi);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 }
 

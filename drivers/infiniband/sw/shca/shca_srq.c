@@ -9,12 +9,71 @@
  * order across QPs, so slots are recycled individually, never by index
  * arithmetic (include/shca/shca_wq.h, shared with libshca).  Posting is in
  * shca_post.c.  A resize keeps slot numbers: the slots in use stay where
- * they are, in new memory.
+ * they are, in new memory.  An XRC SRQ is on its domain's list from its
+ * creation to its destruction; a poll holds the one an XRC receive CQE
+ * names (shca_xrc_srq_get()).
  */
-#include <linux/log2.h>
 #include <linux/uaccess.h>
 
 #include "shca.h"
+
+/**
+ * shca_xrc_srq_add() - a new XRC SRQ joins its domain's list
+ * @srq: the SRQ, created on the device
+ */
+void shca_xrc_srq_add(struct shca_srq *srq)
+{
+	struct shca_xrcd *xrcd = to_shca_xrcd(srq->ibsrq.ext.xrc.xrcd);
+
+	mutex_lock(&xrcd->lock);
+	list_add_tail(&srq->xrc_node, &xrcd->srqs);
+	mutex_unlock(&xrcd->lock);
+}
+
+/**
+ * shca_xrc_srq_del() - an XRC SRQ leaves its domain's list
+ * @srq: the SRQ, destroyed on the device
+ */
+void shca_xrc_srq_del(struct shca_srq *srq)
+{
+	struct shca_xrcd *xrcd = to_shca_xrcd(srq->ibsrq.ext.xrc.xrcd);
+
+	mutex_lock(&xrcd->lock);
+	list_del(&srq->xrc_node);
+	mutex_unlock(&xrcd->lock);
+}
+
+/**
+ * shca_xrc_srq_get() - the XRC SRQ an XRC receive CQE names, held
+ * @sdev: the device
+ * @srqn: the SRQ number in the CQE
+ *
+ * Return: the SRQ with a reference shca_xrc_srq_put() drops, or NULL if
+ * there is no XRC SRQ of that number.
+ */
+struct shca_srq *shca_xrc_srq_get(struct shca_dev *sdev, u32 srqn)
+{
+	struct shca_srq *srq;
+	unsigned long flags;
+
+	xa_lock_irqsave(&sdev->srqs, flags);
+	srq = xa_load(&sdev->srqs, srqn);
+	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
+		    !refcount_inc_not_zero(&srq->ref)))
+		srq = NULL;
+	xa_unlock_irqrestore(&sdev->srqs, flags);
+	return srq;
+}
+
+/**
+ * shca_xrc_srq_put() - drop a reference shca_xrc_srq_get() took
+ * @srq: the SRQ
+ */
+void shca_xrc_srq_put(struct shca_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->free);
+}
 
 /**
  * shca_srq_free_slot() - return a completed SRQ slot for posting
@@ -127,7 +186,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	refcount_set(&srq->ref, 1);
 	init_completion(&srq->free);
 	/* The device takes rings of two entries or more. */
-	srq->log_depth = order_base_2(max(a->max_wr, 2U));
+	srq->log_depth = shca_wq_log_depth(a->max_wr);
 	srq->max_sge = max(a->max_sge, 1U);
 	depth = 1U << srq->log_depth;
 	slots_bytes = sizeof(*srq->slots) * depth;
@@ -294,32 +353,19 @@ static int shca_srq_user_resize(struct shca_srq *srq, struct ib_udata *udata,
 }
 
 /*
- * The kernel's free slots and wr_ids for the new depth.  Slot numbers are
- * kept, so every slot in use (posted, or completed and not yet polled)
- * must be below it.
+ * The kernel's free slots and wr_ids for the new depth
+ * (shca_srq_slots_resize(), shared with libshca).
  */
 static int shca_srq_resize_slots(struct shca_srq *srq, struct shca_srq_mem *m)
 {
-	u32 old_depth = 1U << srq->log_depth;
-	u32 depth = 1U << m->params.log_depth;
-	u32 i, slot, above = 0;
-
 	lockdep_assert_held(&srq->lock);
-	m->nr_free = 0;
-	for (i = depth; i-- > old_depth;)
-		m->free_slots[m->nr_free++] = i;
-	for (i = 0; i < srq->nr_free; i++) {
-		slot = srq->free_slots[i];
-		if (slot < depth && m->nr_free < depth)
-			m->free_slots[m->nr_free++] = slot;
-		else
-			above++;
-	}
-	if (depth < old_depth && above != old_depth - depth) {
-		shca_srq_dbg(srq, "a slot in use is past depth %u\n", depth);
+	if (shca_srq_slots_resize(srq->free_slots, srq->nr_free, srq->wrid,
+				  srq->log_depth, m->params.log_depth,
+				  m->free_slots, &m->nr_free, m->wrid)) {
+		shca_srq_dbg(srq, "a slot in use is past depth %u\n",
+			     1U << m->params.log_depth);
 		return -EINVAL;
 	}
-	memcpy(m->wrid, srq->wrid, sizeof(u64) * min(depth, old_depth));
 	return 0;
 }
 
@@ -374,7 +420,7 @@ static int shca_srq_resize(struct shca_srq *srq, u32 max_wr, u32 limit,
 		shca_srq_dbg(srq, "bad depth %u\n", max_wr);
 		return -EINVAL;
 	}
-	err = shca_srq_mem_alloc(srq, &m, order_base_2(max(max_wr, 2U)));
+	err = shca_srq_mem_alloc(srq, &m, shca_wq_log_depth(max_wr));
 	m.params.limit = limit;
 	if (!err && srq->user)
 		err = shca_srq_user_resize(srq, udata, resp_addr, &m);

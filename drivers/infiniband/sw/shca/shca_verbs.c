@@ -31,29 +31,6 @@ int shca_check_no_udata(struct shca_dev *sdev, struct ib_udata *udata)
 }
 
 /**
- * shca_access_to_hw() - the device's access bits for IB_ACCESS_* flags
- * @ib_access: the flags
- *
- * Return: SHCA_ACCESS_* bits; flags the device does not check are dropped,
- * IB_ACCESS_RELAXED_ORDERING among them: the model places every access in
- * order, which relaxed ordering allows.
- */
-u32 shca_access_to_hw(int ib_access)
-{
-	return (ib_access & IB_ACCESS_LOCAL_WRITE ? SHCA_ACCESS_LOCAL_WRITE : 0) |
-	       (ib_access & IB_ACCESS_REMOTE_WRITE ?
-		SHCA_ACCESS_REMOTE_WRITE : 0) |
-	       (ib_access & IB_ACCESS_REMOTE_READ ? SHCA_ACCESS_REMOTE_READ : 0) |
-	       (ib_access & IB_ACCESS_REMOTE_ATOMIC ?
-		SHCA_ACCESS_REMOTE_ATOMIC : 0) |
-	       (ib_access & IB_ACCESS_FLUSH_GLOBAL ?
-		SHCA_ACCESS_FLUSH_GLOBAL : 0) |
-	       (ib_access & IB_ACCESS_FLUSH_PERSISTENT ?
-		SHCA_ACCESS_FLUSH_PERSISTENT : 0) |
-	       (ib_access & IB_ACCESS_MW_BIND ? SHCA_ACCESS_MW_BIND : 0);
-}
-
-/**
  * shca_get_netdev() - the netdev a port is bound to
  * @ibdev: the device
  * @port_num: the port

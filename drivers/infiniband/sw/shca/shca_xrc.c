@@ -11,6 +11,8 @@
  * removed receive giving its slot back to the SRQ it names, and leaves
  * every other QP's CQEs as they were.  ib_core keeps the shared target
  * QP and the handles ibv_open_qp() gives out; the driver sees one QP.
+ * The SRQ unit (shca_srq.c) keeps an XRC SRQ on its domain's list and
+ * hands out its references; this file reads the list.
  */
 #include <linux/lockdep.h>
 
@@ -57,64 +59,6 @@ int shca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 		return err;
 	mutex_destroy(&xrcd->lock);
 	return 0;
-}
-
-/**
- * shca_xrc_srq_add() - a new XRC SRQ joins its domain's list
- * @srq: the SRQ, created on the device
- */
-void shca_xrc_srq_add(struct shca_srq *srq)
-{
-	struct shca_xrcd *xrcd = to_shca_xrcd(srq->ibsrq.ext.xrc.xrcd);
-
-	mutex_lock(&xrcd->lock);
-	list_add_tail(&srq->xrc_node, &xrcd->srqs);
-	mutex_unlock(&xrcd->lock);
-}
-
-/**
- * shca_xrc_srq_del() - an XRC SRQ leaves its domain's list
- * @srq: the SRQ, destroyed on the device
- */
-void shca_xrc_srq_del(struct shca_srq *srq)
-{
-	struct shca_xrcd *xrcd = to_shca_xrcd(srq->ibsrq.ext.xrc.xrcd);
-
-	mutex_lock(&xrcd->lock);
-	list_del(&srq->xrc_node);
-	mutex_unlock(&xrcd->lock);
-}
-
-/**
- * shca_xrc_srq_get() - the XRC SRQ an XRC receive CQE names, held
- * @sdev: the device
- * @srqn: the SRQ number in the CQE
- *
- * Return: the SRQ with a reference shca_xrc_srq_put() drops, or NULL if
- * there is no XRC SRQ of that number.
- */
-struct shca_srq *shca_xrc_srq_get(struct shca_dev *sdev, u32 srqn)
-{
-	struct shca_srq *srq;
-	unsigned long flags;
-
-	xa_lock_irqsave(&sdev->srqs, flags);
-	srq = xa_load(&sdev->srqs, srqn);
-	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
-		    !refcount_inc_not_zero(&srq->ref)))
-		srq = NULL;
-	xa_unlock_irqrestore(&sdev->srqs, flags);
-	return srq;
-}
-
-/**
- * shca_xrc_srq_put() - drop a reference shca_xrc_srq_get() took
- * @srq: the SRQ
- */
-void shca_xrc_srq_put(struct shca_srq *srq)
-{
-	if (refcount_dec_and_test(&srq->ref))
-		complete(&srq->free);
 }
 
 /* A swept XRC receive: its slot goes back to the SRQ the CQE names. */

@@ -2,8 +2,8 @@
 /*
  * shca hardware model: the device and its command processor.
  *
- * The device instance (power on and off), the capability table, the
- * port, GID and P_Key tables, protection domains, the counters, and
+ * The device instance (power on and off), the port, GID and P_Key
+ * tables, protection domains, the counters, and
  * shca_hw_exec(): it checks a command, counts it, fails it if a test
  * injected a failure, and hands it to the unit that owns its object, under
  * the lock its row of the command table (struct shca_hw_cmd_desc) names.
@@ -22,86 +22,12 @@
 #include <linux/fault-inject.h>
 #include <linux/idr.h>
 #include <linux/lockdep.h>
-#include <linux/minmax.h>
-#include <linux/moduleparam.h>
 #include <linux/ratelimit.h>
 #include <linux/slab.h>
-#include <linux/timekeeping.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
 
 #include "shca_hw_int.h"
-
-/*
- * The limits a process could otherwise turn into gigabytes of rings, and
- * the address handles the device advertises, as module parameters.  Every
- * ring is also charged to the memory cgroup of the process that creates
- * it.  A device takes the values in force when it is created.
- */
-static unsigned int max_qp = 1024;
-module_param(max_qp, uint, 0444);
-MODULE_PARM_DESC(max_qp, "QPs per device (2..65536, default 1024)");
-
-static unsigned int max_qp_wr = 4096;
-module_param(max_qp_wr, uint, 0444);
-MODULE_PARM_DESC(max_qp_wr,
-		 "work requests per send or receive queue (1..16384, default 4096)");
-
-static unsigned int max_cq = 1024;
-module_param(max_cq, uint, 0444);
-MODULE_PARM_DESC(max_cq, "CQs per device (1..65536, default 1024)");
-
-static unsigned int max_cqe = (1 << 16) - 1;
-module_param(max_cqe, uint, 0444);
-MODULE_PARM_DESC(max_cqe,
-		 "CQEs per CQ, 32 bytes each (1..1048575, default 65535)");
-
-static unsigned int max_srq = 256;
-module_param(max_srq, uint, 0444);
-MODULE_PARM_DESC(max_srq, "SRQs per device (1..4096, default 256)");
-
-static unsigned int max_ah = 1 << 16;
-module_param(max_ah, uint, 0444);
-MODULE_PARM_DESC(max_ah, "address handles per device (1..65536, default 65536)");
-
-/* The one table of what the device can do; the parameters above adjust it. */
-static const struct shca_hw_caps shca_hw_default_caps = {
-	.max_mr_size			= 1ULL << 40,
-	.page_size_cap			= GENMASK_ULL(SHCA_HW_MAX_PAGE_SHIFT,
-						      SHCA_HW_MIN_PAGE_SHIFT),
-	.max_qp				= 1 << 16,
-	.max_qp_wr			= 1 << 14,
-	.max_send_sge			= 16,
-	.max_recv_sge			= 16,
-	.max_sge_rd			= 16,
-	.max_cq				= 1 << 16,
-	.max_cqe			= (1 << 20) - 1,
-	.max_mr				= 1 << 16,
-	.max_pd				= 1 << 16,
-	.max_qp_rd_atom			= 16,
-	.max_qp_init_rd_atom		= 16,
-	.max_srq			= 1 << 12,
-	.max_srq_wr			= 1 << 14,
-	.max_srq_sge			= 16,
-	.max_xrcd			= 1 << 10,
-	.max_ah				= 1 << 16,
-	.max_fast_reg_page_list_len	= 512,
-	.max_inline_data		= 256,
-	.max_msg_sz			= 1U << 31,
-	.max_pkeys			= 1,
-	.gid_tbl_len			= 64,
-	.max_mtu			= 4096,
-	.local_ca_ack_delay		= 15,
-	.max_mcast_grp			= 64,
-	.max_mcast_qp_attach		= 8,
-	.max_total_mcast_qp_attach	= 128,
-	/* The clock counts nanoseconds of CLOCK_MONOTONIC: 1 GHz, 64 bits. */
-	.core_clock_khz			= NSEC_PER_SEC / 1000,
-	.timestamp_mask			= U64_MAX,
-	/* 256 KiB of device memory, handed out in pages. */
-	.max_dm_size			= 256 << 10,
-	.dm_log_granule			= PAGE_SHIFT,
-};
 
 #define SHCA_HW_DEFAULT_PKEY	0xffff
 #define SHCA_HW_NO_INJECTION	(-1)
@@ -403,20 +329,6 @@ const char *shca_hw_opcode_name(enum shca_hw_opcode opcode)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_opcode_name);
 
-/* The default table, within the limits the module parameters set. */
-static void shca_hw_caps_init(struct shca_hw_caps *caps)
-{
-	const struct shca_hw_caps *d = &shca_hw_default_caps;
-
-	*caps = *d;
-	caps->max_qp = clamp(READ_ONCE(max_qp), 2U, d->max_qp);
-	caps->max_qp_wr = clamp(READ_ONCE(max_qp_wr), 1U, d->max_qp_wr);
-	caps->max_cq = clamp(READ_ONCE(max_cq), 1U, d->max_cq);
-	caps->max_cqe = clamp(READ_ONCE(max_cqe), 1U, d->max_cqe);
-	caps->max_srq = clamp(READ_ONCE(max_srq), 1U, d->max_srq);
-	caps->max_ah = clamp(READ_ONCE(max_ah), 1U, d->max_ah);
-}
-
 /**
  * shca_hw_create() - power on one modeled HCA
  *
@@ -502,38 +414,6 @@ void shca_hw_destroy(struct shca_hw *hw)
 	kfree(hw);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_destroy);
-
-/**
- * shca_hw_caps() - the capability table of a device
- * @hw: the device
- *
- * The table is constant for the life of the device; debugfs mirrors it.
- *
- * Return: the table.
- */
-const struct shca_hw_caps *shca_hw_caps(struct shca_hw *hw)
-{
-	return hw->caps;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_hw_caps);
-
-/**
- * shca_hw_read_clock() - read the device's free-running clock
- * @hw: the device
- *
- * A register read: it never sleeps and never fails.  The clock ticks at
- * caps->core_clock_khz and has the bits of caps->timestamp_mask.  It is
- * the kernel's CLOCK_MONOTONIC in nanoseconds (ktime_get_ns()), so a
- * process reads the same clock with clock_gettime(CLOCK_MONOTONIC), and
- * it goes on counting through a suspend of the device's users.
- *
- * Return: the clock's count now.
- */
-u64 shca_hw_read_clock(struct shca_hw *hw)
-{
-	return ktime_get_ns() & hw->caps->timestamp_mask;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_hw_read_clock);
 
 /* Whether a command may fail by injection (struct shca_hw_cmd_desc). */
 static bool shca_hw_cmd_may_fail(enum shca_hw_opcode opcode)

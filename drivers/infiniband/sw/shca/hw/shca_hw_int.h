@@ -637,6 +637,9 @@ bool shca_hw_sched_busy(struct shca_hw_qp *qp);
 void shca_hw_sched_run_here(struct shca_hw_qp *qp);
 bool shca_hw_sched_may_run(struct shca_hw *hw);
 
+/* shca_hw_caps.c */
+void shca_hw_caps_init(struct shca_hw_caps *caps);
+
 /* shca_hw_window.c */
 void shca_hw_windows_init(struct shca_hw *hw);
 bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
@@ -695,6 +698,7 @@ void shca_hw_srq_put(struct shca_hw_srq *srq);
 bool shca_hw_srq_peek(struct shca_hw_srq *srq, struct shca_hw_recv_wqe *wqe,
 		      u32 *slot, u32 *ci);
 bool shca_hw_srq_take(struct shca_hw_srq *srq, u32 ci);
+struct shca_hw_srq *shca_hw_xrc_srq_get(struct shca_hw_qp *qp, u32 srqn);
 void shca_hw_srq_fini(struct shca_hw *hw);
 
 /* shca_hw_xrc.c */
@@ -705,7 +709,6 @@ enum shca_hw_status shca_hw_cmd_dealloc_xrcd(struct shca_hw *hw,
 struct shca_hw_xrcd *shca_hw_xrcd_get(struct shca_hw *hw, u32 xrcdn);
 void shca_hw_xrcd_put(struct shca_hw_xrcd *xrcd);
 void shca_hw_xrcd_fini(struct shca_hw *hw);
-struct shca_hw_srq *shca_hw_xrc_srq_get(struct shca_hw_qp *qp, u32 srqn);
 
 static inline bool shca_hw_qp_is_xrc(const struct shca_hw_qp *qp)
 {
@@ -793,11 +796,14 @@ enum shca_hw_status shca_hw_cmd_rereg_mpt(struct shca_hw *hw,
 					  struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_cmd_free_mpt(struct shca_hw *hw,
 					 struct shca_hw_cmd *cmd);
+
+/* shca_hw_mpt.c */
 struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key);
 void shca_hw_mpt_put(struct shca_hw_mpt *mpt);
 void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
 		     struct shca_hw_mem_seg *seg);
 bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len);
+
 /**
  * struct shca_hw_odp_defer - a page fault the responder leaves to the requester
  * @raised: an access of the responder found pages of an ODP entry absent;
@@ -888,8 +894,6 @@ enum shca_hw_status shca_hw_cmd_map_odp(struct shca_hw *hw,
 					struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_cmd_invalidate_odp(struct shca_hw *hw,
 					       struct shca_hw_cmd *cmd);
-struct shca_hw_mpt *shca_hw_mpt_lookup(struct shca_hw *hw, u32 key);
-void shca_hw_mpt_release(struct shca_hw_mpt *mpt);
 
 /* shca_hw_fabric.c */
 /**

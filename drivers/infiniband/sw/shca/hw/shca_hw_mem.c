@@ -14,64 +14,15 @@
  * REREG_MPT waits out the users of the translation it replaced, not those
  * that came after.  Memory windows
  * (shca_hw_mw.c) are entries too: a remote key may name one, and the
- * access then goes through the window to its region.
+ * access then goes through the window to its region.  The entries
+ * themselves, their references and what an access takes of one, are
+ * shca_hw_mpt.c's, which this unit, the windows and ODP all use.
  */
 #include <kunit/visibility.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "shca_hw_int.h"
-
-/**
- * shca_hw_mpt_get() - look up an entry by key and hold it
- * @hw: the device
- * @key: the key; only its index is looked at
- *
- * Return: the entry, referenced, or NULL.
- */
-struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key)
-{
-	struct shca_hw_mpt *mpt;
-	unsigned long flags;
-
-	xa_lock_irqsave(&hw->mpts, flags);
-	mpt = xa_load(&hw->mpts, shca_hw_key_index(key));
-	if (mpt && !refcount_inc_not_zero(&mpt->ref))
-		mpt = NULL;
-	xa_unlock_irqrestore(&hw->mpts, flags);
-	return mpt;
-}
-
-/**
- * shca_hw_mpt_put() - drop a reference shca_hw_mpt_get() took
- * @mpt: the entry
- */
-void shca_hw_mpt_put(struct shca_hw_mpt *mpt)
-{
-	if (refcount_dec_and_test(&mpt->ref))
-		wake_up_var(&mpt->ref);
-}
-
-/**
- * shca_hw_mpt_lookup() - find an MPT entry by key and reference it
- * @hw: the device
- * @key: the key; only its index is looked up
- *
- * Return: the entry, to release with shca_hw_mpt_release(), or NULL.
- */
-struct shca_hw_mpt *shca_hw_mpt_lookup(struct shca_hw *hw, u32 key)
-{
-	return shca_hw_mpt_get(hw, key);
-}
-
-/**
- * shca_hw_mpt_release() - drop a reference shca_hw_mpt_lookup() took
- * @mpt: the entry
- */
-void shca_hw_mpt_release(struct shca_hw_mpt *mpt)
-{
-	shca_hw_mpt_put(mpt);
-}
 
 /**
  * shca_hw_cmd_alloc_mpt() - run ALLOC_MPT
@@ -338,56 +289,6 @@ void shca_hw_mpt_fini(struct shca_hw *hw)
 			shca_hw_free_mpt(hw, mpt->key);
 	xa_for_each(&hw->mpts, index, mpt)
 		shca_hw_free_mpt(hw, mpt->key);
-}
-
-/**
- * shca_hw_mpt_covers() - does [addr, addr + len) lie inside a region?
- * @mpt: the region's entry, its lock held
- * @addr: the start
- * @len: bytes
- *
- * Return: true if it does.
- */
-bool shca_hw_mpt_covers(const struct shca_hw_mpt *mpt, u64 addr, u64 len)
-{
-	if (mpt->type == SHCA_MPT_DMA)
-		return addr + len >= addr;
-	/*
-	 * A DM entry is zero-based: iova 0, its length the range's.  A
-	 * region of no bytes covers nothing, not even an empty range.
-	 */
-	return mpt->length && addr >= mpt->iova && len <= mpt->length &&
-	       addr - mpt->iova <= mpt->length - len;
-}
-
-/**
- * shca_hw_mpt_seg() - describe a checked access to an entry as a segment
- * @mpt: the entry (a region, not a window); the caller's reference passes
- *	to @seg, and so does its use of an ODP entry's pages
- * @addr: start, in the entry's address space
- * @len: bytes
- * @seg: the segment to fill
- *
- * The segment keeps the translation as it is now, so a re-registration
- * after the check cannot move it.
- */
-void shca_hw_mpt_seg(struct shca_hw_mpt *mpt, u64 addr, u64 len,
-		     struct shca_hw_mem_seg *seg)
-{
-	lockdep_assert_held(&mpt->lock);
-	seg->mpt = mpt;
-	seg->odp = mpt->odp;
-	seg->trans = mpt->trans;
-	atomic_inc(&mpt->trans_users[seg->trans]);
-	seg->addr = addr;
-	seg->len = len;
-	seg->pbl = mpt->type == SHCA_MPT_PBL || mpt->type == SHCA_MPT_ODP ?
-		   mpt->pbl : NULL;
-	/* Device memory is contiguous: a kernel address at once. */
-	if (mpt->type == SHCA_MPT_DM)
-		seg->addr = (uintptr_t)(mpt->dm_kaddr + addr);
-	seg->iova = mpt->iova;
-	seg->page_shift = mpt->page_shift;
 }
 
 /* What shca_hw_mpt_check() found. */

@@ -192,10 +192,10 @@ bool shca_hw_odp_fault(struct shca_hw *hw, const struct shca_hw_odp_fault *f)
 /* The ODP entry a command or a fault names, referenced, or NULL. */
 static struct shca_hw_mpt *shca_hw_odp_entry(struct shca_hw *hw, u32 key)
 {
-	struct shca_hw_mpt *mpt = shca_hw_mpt_lookup(hw, key);
+	struct shca_hw_mpt *mpt = shca_hw_mpt_get(hw, key);
 
 	if (mpt && (mpt->type != SHCA_MPT_ODP || mpt->key != key)) {
-		shca_hw_mpt_release(mpt);
+		shca_hw_mpt_put(mpt);
 		return NULL;
 	}
 	return mpt;
@@ -220,7 +220,7 @@ bool shca_hw_odp_answer(struct shca_hw *hw, const struct shca_hw_odp_fault *f)
 	if (!mpt)
 		return false;
 	answered = shca_hw_odp_fault(hw, f);
-	shca_hw_mpt_release(mpt);
+	shca_hw_mpt_put(mpt);
 	return answered;
 }
 
@@ -266,10 +266,10 @@ enum shca_hw_status shca_hw_cmd_map_odp(struct shca_hw *hw,
 		odp->rights[in->first + i] = in->pages[i] & SHCA_ODP_PAGE_RIGHTS;
 	}
 	spin_unlock_irq(&mpt->lock);
-	shca_hw_mpt_release(mpt);
+	shca_hw_mpt_put(mpt);
 	return SHCA_HW_OK;
 bad:
-	shca_hw_mpt_release(mpt);
+	shca_hw_mpt_put(mpt);
 	return SHCA_HW_BAD_PARAM;
 }
 
@@ -309,7 +309,7 @@ enum shca_hw_status shca_hw_cmd_invalidate_odp(struct shca_hw *hw,
 	 * of these pages or others, waits out the ones that matter.
 	 */
 	wait_var_event(&odp->users, !atomic_read(&odp->users));
-	shca_hw_mpt_release(mpt);
+	shca_hw_mpt_put(mpt);
 	return SHCA_HW_OK;
 }
 
@@ -328,7 +328,7 @@ int shca_hw_odp_users(struct shca_hw *hw, u32 key)
 	if (!mpt)
 		return -ENOENT;
 	users = atomic_read(&mpt->odp->users);
-	shca_hw_mpt_release(mpt);
+	shca_hw_mpt_put(mpt);
 	return users;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_odp_users);

@@ -468,6 +468,24 @@ enum shca_hw_status shca_hw_cmd_query_srq(struct shca_hw *hw,
 }
 
 /**
+ * shca_hw_xrc_srq_get() - the XRC SRQ an inbound message names
+ * @qp: the XRC target QP it arrived on
+ * @srqn: the SRQ number in its XRC extended header
+ *
+ * Return: the SRQ, held, if it is an XRC SRQ of @qp's domain; else NULL.
+ */
+struct shca_hw_srq *shca_hw_xrc_srq_get(struct shca_hw_qp *qp, u32 srqn)
+{
+	struct shca_hw_srq *srq = shca_hw_srq_get(qp->hw, srqn);
+
+	if (srq && (!srq->xrcd || srq->xrcd != qp->xrcd)) {
+		shca_hw_srq_put(srq);
+		srq = NULL;
+	}
+	return srq;
+}
+
+/**
  * shca_hw_srq_fini() - free the SRQs a device still has when it powers off
  * @hw: the device, its QPs already freed, so no SRQ is attached
  */

@@ -8,7 +8,8 @@
  * is refused while the count is not zero, so an SRQ or QP may keep its
  * pointer to the domain, unlocked, for as long as it lives.  An XRC target
  * QP delivers a message to the XRC SRQ the message names only if that
- * SRQ is in the QP's domain (shca_hw_xrc_srq_get()).
+ * SRQ is in the QP's domain (shca_hw_xrc_srq_get(), in the SRQ unit,
+ * which owns SRQ references; this unit calls no other).
  */
 #include <linux/lockdep.h>
 #include <linux/slab.h>
@@ -40,24 +41,6 @@ struct shca_hw_xrcd *shca_hw_xrcd_get(struct shca_hw *hw, u32 xrcdn)
 void shca_hw_xrcd_put(struct shca_hw_xrcd *xrcd)
 {
 	atomic_dec(&xrcd->users);
-}
-
-/**
- * shca_hw_xrc_srq_get() - the XRC SRQ an inbound message names
- * @qp: the XRC target QP it arrived on
- * @srqn: the SRQ number in its XRC extended header
- *
- * Return: the SRQ, held, if it is an XRC SRQ of @qp's domain; else NULL.
- */
-struct shca_hw_srq *shca_hw_xrc_srq_get(struct shca_hw_qp *qp, u32 srqn)
-{
-	struct shca_hw_srq *srq = shca_hw_srq_get(qp->hw, srqn);
-
-	if (srq && (!srq->xrcd || srq->xrcd != qp->xrcd)) {
-		shca_hw_srq_put(srq);
-		srq = NULL;
-	}
-	return srq;
 }
 
 /**
