@@ -11,6 +11,7 @@
  */
 #include <kunit/visibility.h>
 #include <linux/bits.h>
+#include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
 #include <linux/timekeeping.h>
