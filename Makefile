@@ -9,7 +9,7 @@
 #   make vm         a shell on the debug kernel with shca loaded
 #   make demo       boot the debug kernel and show what shca does
 #   make lint       checkpatch --strict, kernel-doc, shellcheck, the
-#                   documentation and sparse
+#                   documentation, sparse and the calls between files
 #   make docs       the architecture picture from its .dot file, and the
 #                   HTML pages in out/docs/
 #   make kernel     build (or find cached) the debug kernel

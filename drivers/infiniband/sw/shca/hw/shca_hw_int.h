@@ -685,10 +685,8 @@ void shca_hw_cq_fini(struct shca_hw *hw);
 /* shca_hw_srq.c */
 enum shca_hw_status shca_hw_cmd_create_srq(struct shca_hw *hw,
 					   struct shca_hw_cmd *cmd);
-enum shca_hw_status shca_hw_cmd_modify_srq(struct shca_hw *hw,
-					   struct shca_hw_cmd *cmd);
-enum shca_hw_status shca_hw_cmd_query_srq(struct shca_hw *hw,
-					  struct shca_hw_cmd *cmd);
+enum shca_hw_status shca_hw_cmd_srq_attr(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_cmd_resize_srq(struct shca_hw *hw,
 					   struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_cmd_destroy_srq(struct shca_hw *hw,

@@ -415,14 +415,15 @@ enum shca_hw_status shca_hw_cmd_destroy_srq(struct shca_hw *hw,
 }
 
 /**
- * shca_hw_cmd_modify_srq() - run MODIFY_SRQ
+ * shca_hw_cmd_srq_attr() - run MODIFY_SRQ or QUERY_SRQ
  * @hw: the device, its command mutex held
- * @cmd: the SRQ in @cmd->index, its new limit in @cmd->in.srq_limit
+ * @cmd: the SRQ in @cmd->index; MODIFY_SRQ's new limit in
+ *	@cmd->in.srq_limit, QUERY_SRQ's answer in @cmd->out.srq
  *
  * Return: the completion status; BAD_PARAM for a limit over the depth.
  */
-enum shca_hw_status shca_hw_cmd_modify_srq(struct shca_hw *hw,
-					   struct shca_hw_cmd *cmd)
+enum shca_hw_status shca_hw_cmd_srq_attr(struct shca_hw *hw,
+					 struct shca_hw_cmd *cmd)
 {
 	enum shca_hw_status status = SHCA_HW_OK;
 	struct shca_hw_srq *srq;
@@ -432,39 +433,20 @@ enum shca_hw_status shca_hw_cmd_modify_srq(struct shca_hw *hw,
 	if (!srq)
 		return SHCA_HW_BAD_INDEX;
 	spin_lock_irq(&srq->lock);
-	if (cmd->in.srq_limit > (1U << srq->log_depth))
-		status = SHCA_HW_BAD_PARAM;
-	else
-		srq->limit = cmd->in.srq_limit;
+	if (cmd->opcode == SHCA_CMD_MODIFY_SRQ) {
+		if (cmd->in.srq_limit > (1U << srq->log_depth))
+			status = SHCA_HW_BAD_PARAM;
+		else
+			srq->limit = cmd->in.srq_limit;
+	} else {
+		cmd->out.srq.limit = srq->limit;
+		cmd->out.srq.pi = READ_ONCE(srq->dbrec->pi);
+		cmd->out.srq.ci = srq->ci;
+		cmd->out.srq.assoc = atomic_read(&srq->assoc);
+	}
 	spin_unlock_irq(&srq->lock);
 	shca_hw_srq_put(srq);
 	return status;
-}
-
-/**
- * shca_hw_cmd_query_srq() - run QUERY_SRQ
- * @hw: the device, its command mutex held
- * @cmd: the SRQ in @cmd->index; its state is returned in @cmd->out.srq
- *
- * Return: the completion status.
- */
-enum shca_hw_status shca_hw_cmd_query_srq(struct shca_hw *hw,
-					  struct shca_hw_cmd *cmd)
-{
-	struct shca_hw_srq *srq;
-
-	lockdep_assert_held(&hw->cmd_mutex);
-	srq = shca_hw_srq_get(hw, cmd->index);
-	if (!srq)
-		return SHCA_HW_BAD_INDEX;
-	spin_lock_irq(&srq->lock);
-	cmd->out.srq.limit = srq->limit;
-	cmd->out.srq.pi = READ_ONCE(srq->dbrec->pi);
-	cmd->out.srq.ci = srq->ci;
-	cmd->out.srq.assoc = atomic_read(&srq->assoc);
-	spin_unlock_irq(&srq->lock);
-	shca_hw_srq_put(srq);
-	return SHCA_HW_OK;
 }
 
 /**
