@@ -4,7 +4,10 @@
 #
 #   make            build shca.ko (and its KUnit module) against KDIR
 #   make check      everything: lint, KUnit and integration tests on the
-#                   debug kernel, integration tests on the stock kernel
+#                   debug kernel, integration tests on the stock 6.12 and
+#                   6.1 kernels, the package test
+#   make check-long the second tier: what make check leaves out on each
+#                   kernel, the long variants of tests, the 30-minute soak
 #   make kunit      only the KUnit suites, on the debug kernel
 #   make vm         a shell on the debug kernel with shca loaded
 #   make demo       boot the debug kernel and show what shca does
@@ -32,7 +35,7 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 KDIR ?= $(shell $(TOP)/scripts/build-kernel.sh)
 
-.PHONY: all modules clean check kunit itest vm demo lint docs kernel stock user \
+.PHONY: all modules clean check check-long kunit itest vm demo lint docs kernel stock user \
 	bench soak debs install uninstall pkgtest
 
 all: modules
@@ -61,6 +64,9 @@ soak:
 
 check:
 	@$(TOP)/scripts/check.sh
+
+check-long:
+	@$(TOP)/scripts/check.sh --long
 
 kunit:
 	@$(TOP)/scripts/check.sh --kunit

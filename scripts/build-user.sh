@@ -31,7 +31,7 @@ gcc -fsyntax-only -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 
 cflags=(-O2 -g -Wall -Wextra -Werror -pthread
 	-I"$SHCA_TOP/include/uapi" -I"$SHCA_TOP/include/shca"
-	-I"$SHCA_TOP/include/test")
+	-I"$SHCA_TOP/tests/vectors")
 gcc "${cflags[@]}" "$SHCA_TOP/tests/user/cq_sweep_test.c" \
 	-o "$SHCA_TOP/out/user/cq_sweep_test"
 gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" -I"$src" \

@@ -3,22 +3,29 @@
 #
 # make check: everything, on every kernel.
 #
-#   check.sh            lint; rdma-core with libshca and the userspace
-#                       unit tests; KUnit and integration tests on the
-#                       debug kernel; integration tests on Debian's stock
-#                       6.12 kernel and on its default 6.1 kernel; the
-#                       package tests
+#   check.sh            rdma-core with libshca and the userspace unit
+#                       tests; KUnit and integration tests on the debug
+#                       kernel, with lint beside them; integration tests
+#                       on Debian's stock 6.12 kernel and on its default
+#                       6.1 kernel; the package tests
 #   check.sh --kunit    KUnit only (debug kernel)
 #   check.sh --itest    integration tests only (every kernel, or KERNEL)
 #   check.sh --pkg      the package tests only (scripts/pkg-test.sh): make
 #                       debs, lintian, the packages installed on a Debian
 #                       12 system, which then boots on 6.1 and on 6.12
+#   check.sh --long     make check-long, the second tier: on every kernel
+#                       the integration tests make check leaves out there
+#                       and the long variants of others (SHCA_LONG=1,
+#                       scripts/guest/run-tests.sh), then the 30-minute
+#                       soak on the debug kernel (scripts/soak.sh;
+#                       SOAK_SECONDS sets it)
 #
 # Environment: SUITE=GLOB picks KUnit suites (default: all), TEST=GLOB
 # picks integration tests by file name (default: all), KERNEL=debug|stock|
 # stock61 (or a space-separated list) picks the kernels the integration
 # tests run on (default: all three; stock61 is Debian 12's default 6.1
-# kernel).
+# kernel).  SHCA_LONG=1 with --itest runs the long tier's part of them,
+# as in SHCA_LONG=1 KERNEL=stock TEST=user_odp make itest.
 #
 # Every test program reports in KTAP, and scripts/ktap.sh reads them all:
 # a report short of its plan, or malformed, is a failure.
@@ -37,14 +44,17 @@ set -uo pipefail
 . "$(dirname "$0")/ktap.sh"
 . "$(dirname "$0")/skips.sh"
 
-do_lint=1 do_kunit=1 do_itest=1 do_pkg=1
+do_lint=1 do_kunit=1 do_itest=1 do_pkg=1 do_soak=0
+long=0
 case "${1:-}" in
 --kunit) do_lint=0 do_itest=0 do_pkg=0 ;;
---itest) do_lint=0 do_kunit=0 do_pkg=0 ;;
+--itest) do_lint=0 do_kunit=0 do_pkg=0 long=${SHCA_LONG:-0} ;;
 --pkg) do_lint=0 do_kunit=0 do_itest=0 do_pkg=1 ;;
+--long) do_lint=0 do_kunit=0 do_pkg=0 do_soak=1 long=1 ;;
 "") ;;
 *) shca_die "check.sh: unknown argument $1" ;;
 esac
+export SHCA_LONG=$long
 suite=${SUITE:-*}
 itest=${TEST:-*}
 kernels=${KERNEL:-$SHCA_KERNELS}
@@ -168,21 +178,10 @@ if [ $do_lint -eq 1 ] || [ $do_itest -eq 1 ] || [ $do_pkg -eq 1 ]; then
 	fi
 fi
 
-# Lint, which also builds the module for the debug kernel under sparse.
-# Each of its checks must report, and its exit status must agree: a lint
-# that could not run is a failure, not silence.
-if [ $do_lint -eq 1 ]; then
-	phase lint
-	"$SHCA_TOP/scripts/lint.sh" > "$SHCA_TOP/out/lint.ktap" 2>&1
-	if ! ktap_parse "lint: " "$SHCA_TOP/out/lint.ktap" $?; then
-		grep -v -E '^(KTAP version|1\.\.|(not )?ok )' \
-			"$SHCA_TOP/out/lint.ktap" | head -n 60
-	fi
-fi
-
 # The parsers prove themselves on broken reports (host side): this one of
-# every KTAP report, the KUnit report's, and the judge of skips.
-if [ $do_kunit -eq 1 ] || [ $do_itest -eq 1 ]; then
+# every KTAP report, the KUnit report's, and the judge of skips; in make
+# check, not in the quick loops of make kunit and make itest.
+if [ $do_lint -eq 1 ]; then
 	phase "host: the parsers' self-tests"
 	for t in ktap kunit_results skips ktap_check; do
 		"$SHCA_TOP/tests/host/$t.sh" > "$SHCA_TOP/out/host-$t.ktap" 2>&1
@@ -190,8 +189,69 @@ if [ $do_kunit -eq 1 ] || [ $do_itest -eq 1 ]; then
 	done
 fi
 
+# The host's work runs in the background, at the lowest priority, while
+# the debug guest runs: its KUnit run keeps one vCPU busy and leaves a
+# core idle, and the background takes only what the guest leaves.  That
+# work is lint (which builds the module under sparse in a directory of
+# its own), the stock kernels' modules and the packages; each records its
+# exit status in out/, for lint_results(), build() and the package test.
+prebuild_pid=
+prebuild() {
+	local k
+	if [ $do_lint -eq 1 ]; then
+		t0=$(date +%s)
+		"$SHCA_TOP/scripts/lint.sh" > "$SHCA_TOP/out/lint.ktap" 2>&1
+		echo $? > "$SHCA_TOP/out/lint.rc"
+		echo $(($(date +%s) - t0)) > "$SHCA_TOP/out/lint.secs"
+	fi
+	for k in stock stock61; do
+		[ $do_itest -eq 1 ] && [[ " $kernels " == *" $k "* ]] || continue
+		"$SHCA_TOP/scripts/build-module.sh" $k >/dev/null \
+			2>"$SHCA_TOP/out/build-$k.err"
+		echo $? > "$SHCA_TOP/out/build-$k.rc"
+	done
+	if [ $do_pkg -eq 1 ]; then
+		"$SHCA_TOP/scripts/build-debs.sh" > "$SHCA_TOP/out/debs.dir" \
+			2> "$SHCA_TOP/out/debs.err"
+		echo $? > "$SHCA_TOP/out/debs.rc"
+	fi
+}
+rm -f "$SHCA_TOP"/out/build-*.rc "$SHCA_TOP/out/debs.rc" "$SHCA_TOP/out/lint.rc"
+
+# lint_results: what lint reported.  Each of its checks must report, and
+# its exit status must agree: a lint that could not run is a failure, not
+# silence.
+lint_results() {
+	local rc
+	rc=$(cat "$SHCA_TOP/out/lint.rc" 2>/dev/null) || rc=1
+	phases+=("$(printf '%-34s %6s' "lint (beside the debug guest)" \
+		"$(minutes "$(cat "$SHCA_TOP/out/lint.secs" 2>/dev/null || echo 0)")")")
+	if ! ktap_parse "lint: " "$SHCA_TOP/out/lint.ktap" "$rc"; then
+		grep -v -E '^(KTAP version|1\.\.|(not )?ok )' \
+			"$SHCA_TOP/out/lint.ktap" | head -n 60
+	fi
+}
+
+# background_wait: the background's work is done; lint's results count.
+background_wait() {
+	[ -n "$prebuild_pid" ] || return 0
+	wait "$prebuild_pid"
+	prebuild_pid=
+	[ $do_lint -eq 0 ] || lint_results
+}
+
 build() {
-	if "$SHCA_TOP/scripts/build-module.sh" "$1" >/dev/null 2>"$SHCA_TOP/out/build-$1.err"; then
+	local rc
+	background_wait
+	if [ -f "$SHCA_TOP/out/build-$1.rc" ]; then
+		rc=$(cat "$SHCA_TOP/out/build-$1.rc")
+		rm -f "$SHCA_TOP/out/build-$1.rc"
+	else
+		"$SHCA_TOP/scripts/build-module.sh" "$1" >/dev/null \
+			2>"$SHCA_TOP/out/build-$1.err"
+		rc=$?
+	fi
+	if [ "$rc" -eq 0 ]; then
 		record "build: shca.ko for the $1 kernel" PASS
 	else
 		cat "$SHCA_TOP/out/build-$1.err"
@@ -235,15 +295,14 @@ for k in $SHCA_KERNELS; do
 	fi
 	[ ${#args[@]} -gt 0 ] || continue
 	phase "guest $k: build, boot, tests"
-	# On a full run, lint has just built the debug module under sparse.
-	if [ $do_lint -eq 1 ] && [ $k = debug ] &&
-	   [ -f "$SHCA_TOP/out/build-debug/drivers/infiniband/sw/shca/shca.ko" ]; then
-		record "build: shca.ko for the $k kernel" PASS
-	else
-		build $k
+	build $k
+	if [ $k = debug ]; then
+		(renice -n 19 -p $BASHPID >/dev/null; prebuild) &
+		prebuild_pid=$!
 	fi
 	# The SMP debug guest runs KUnit and every integration test, the
-	# short soak among them, under KASAN: give it 70 minutes.
+	# short soak among them, under KASAN: give it 70 minutes (the long
+	# tier's, the whole of rdma-core's suite among its tests, too).
 	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 4200 \
 		scripts/guest/run-tests.sh "${args[@]}"
 	collect $k $? $it
@@ -255,7 +314,13 @@ done
 # count one by one.
 if [ $do_pkg -eq 1 ]; then
 	phase "package test"
-	"$SHCA_TOP/scripts/pkg-test.sh" > "$SHCA_TOP/out/pkg.ktap" 2> "$SHCA_TOP/out/pkg.log"
+	background_wait
+	# The packages the background built, if it did.
+	debs=
+	if [ "$(cat "$SHCA_TOP/out/debs.rc" 2>/dev/null)" = 0 ]; then
+		debs=$(cat "$SHCA_TOP/out/debs.dir")
+	fi
+	SHCA_DEBS=$debs "$SHCA_TOP/scripts/pkg-test.sh" > "$SHCA_TOP/out/pkg.ktap" 2> "$SHCA_TOP/out/pkg.log"
 	prc=$?
 	if ! ktap_parse "pkg: " "$SHCA_TOP/out/pkg.ktap" $prc; then
 		tail -n 30 "$SHCA_TOP/out/pkg.log"
@@ -268,6 +333,20 @@ if [ $do_pkg -eq 1 ]; then
 	done
 fi
 
-skips_unused "$suite" "$itest"
+# The long tier's soak: its own guest, the report printed as it ends.
+if [ $do_soak -eq 1 ]; then
+	phase "soak (${SOAK_SECONDS:-1800} s)"
+	if "$SHCA_TOP/scripts/soak.sh"; then
+		record "soak: debug kernel" PASS
+	else
+		record "soak: debug kernel" FAIL
+	fi
+fi
+
+background_wait
+
+# A manifest line no skip took is stale, but only a run of every test
+# can tell: make check-long runs a part of them on each kernel.
+[ "$SHCA_LONG" = 1 ] || skips_unused "$suite" "$itest"
 shca_log "make check took $(( $(date +%s) - start ))s"
 finish

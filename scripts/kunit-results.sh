@@ -14,7 +14,7 @@
 # its own: the suite NAME lives in NAME_test.c, alone.  The report is checked
 # against what it declares (the plan of suites, each suite's plan of
 # cases) and against what the module is known to hold: the suites that
-# DIR/Kbuild (default: kunit/) builds into shca_kunit.ko from DIR (an
+# DIR/Kbuild (default: tests/kunit/) builds into shca_kunit.ko from DIR (an
 # object built from another directory holds none), with their cases
 # as the sources list them, narrowed by GLOB (KUnit's filter_glob, default
 # $SUITE or "*").  Each disagreement is a failed "kunit-plan: ..." result: a
@@ -25,7 +25,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 glob=${SUITE:-*}
-sources=$SHCA_TOP/kunit
+sources=$SHCA_TOP/tests/kunit
 while [ $# -gt 1 ]; do
 	case "$1" in
 	--suite) glob=$2; shift 2 ;;
@@ -55,7 +55,7 @@ def known_suites():
     for obj in objs:
         src = os.path.join(sources, re.sub(r"\.o$", ".c", obj))
         if not os.path.exists(src):
-            continue    # built from elsewhere (lib/), with no suite
+            continue    # built from elsewhere (tests/kmod/common/), with no suite
         text = open(src).read()
         regs = []
         for m in re.finditer(r"\bkunit_test_suites?\s*\(([^;]*)\)\s*;", text):

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Style checks of the C sources, with the kernel's own tools: checkpatch
-# --strict, kernel-doc -Wall and sparse (through a C=1 build against the
+# --strict, kernel-doc -Wall and sparse (through a C=2 build against the
 # debug kernel), and that the release number agrees wherever it stands
 # (scripts/check-version.sh); shellcheck of every shell script; the
 # documentation (Sphinx, the kernel-doc directives, the architecture
@@ -21,7 +21,7 @@ src=$(shca_srcdir)
 [ -x "$src/scripts/checkpatch.pl" ] || "$SHCA_TOP/scripts/build-kernel.sh" >/dev/null
 cd "$SHCA_TOP" || exit 1
 files=$(git ls-files '*.c' '*.h' 2>/dev/null)
-[ -n "$files" ] || files=$(find drivers kunit include -name '*.[ch]' 2>/dev/null)
+[ -n "$files" ] || files=$(find drivers include tests/kunit tests/kmod -name '*.[ch]' 2>/dev/null)
 rc=0 n=0 notes=
 
 echo "KTAP version 1"
@@ -68,8 +68,8 @@ checkpatch() {
 
 # Userspace code (libshca, the userspace tests) keeps rdma-core's ways:
 # C types and positive errno values.
-kfiles=$(grep -vE '^(providers|tests)/' <<<"$files")
-ufiles=$(grep -E '^(providers|tests)/' <<<"$files")
+kfiles=$(grep -vE '^(providers|tests/user)/' <<<"$files")
+ufiles=$(grep -E '^(providers|tests/user)/' <<<"$files")
 # It must catch what it is there to catch: a planted defect first.
 canary=$(mktemp --suffix=.c)
 trap 'rm -f "$canary"' EXIT
@@ -199,8 +199,11 @@ else
 	if [ $st -eq 0 ]; then report docs PASS; else report docs FAIL; fi
 fi
 
+# In a directory of its own: make check runs lint beside the debug guest,
+# which loads the modules of out/build-debug/.
 shca_need_pkgs sparse
-if out=$("$SHCA_TOP/scripts/build-module.sh" debug C=1 2>&1); then
+kbuild=$SHCA_TOP/out/lint-build
+if out=$(SHCA_MODULE_OUT=$kbuild "$SHCA_TOP/scripts/build-module.sh" debug C=2 2>&1); then
 	report sparse PASS
 else
 	say "$(grep -E 'warning|error' <<<"$out" | head -n 40)"
@@ -208,12 +211,13 @@ else
 fi
 # Calls run one way: no two files of a layer call each other, directly or
 # round a cycle, and the model calls nothing of the verbs layer; read off
-# the objects sparse's build just made and libshca's (build-user.sh is
-# incremental).  A planted cycle first: two objects that need each other.
-kobj=$SHCA_TOP/out/build-debug/drivers/infiniband/sw/shca
+# the objects sparse's build just made and libshca's (rdma-core's build is
+# incremental, and leaves alone what has not changed: a guest may be
+# using it).  A planted cycle first: two objects that need each other.
+kobj=$kbuild/drivers/infiniband/sw/shca
 uobj=
-if "$SHCA_TOP/scripts/build-user.sh" >/dev/null 2>&1; then
-	uobj=$(cat "$SHCA_TOP/out/rdma-core-build")/providers/shca/CMakeFiles/shca-rdmav34.dir
+if rbuild=$("$SHCA_TOP/scripts/build-rdma-core.sh" 2>/dev/null); then
+	uobj=$rbuild/providers/shca/CMakeFiles/shca-rdmav34.dir
 fi
 printf 'void b(void);\nvoid a(void) { b(); }\n' > "$docs/a.c"
 printf 'void a(void);\nvoid b(void) { a(); }\n' > "$docs/b.c"

@@ -4,6 +4,8 @@
 # The packages on a Debian 12 system, as a user would install them.
 #
 #   pkg-test.sh
+#   SHCA_DEBS=DIR pkg-test.sh    the packages scripts/build-debs.sh made
+#                                there already
 #
 # Builds shca-dkms and libshca (scripts/build-debs.sh, lintian included)
 # and takes the cached Debian 12 system of scripts/build-sysroot.sh, which
@@ -34,7 +36,10 @@ set -euo pipefail
 # No result of an earlier run may be counted as this one's.
 rm -rf "$SHCA_TOP"/out/pkg-*/
 
-debs=$("$SHCA_TOP/scripts/build-debs.sh")
+# make check builds the packages in the background beforehand and names
+# their directory in SHCA_DEBS.
+debs=${SHCA_DEBS:-}
+[ -n "$debs" ] || debs=$("$SHCA_TOP/scripts/build-debs.sh")
 base=$("$SHCA_TOP/scripts/build-sysroot.sh")
 rel61=$(shca_stock_release stock61)
 rel612=$(shca_stock_release stock)

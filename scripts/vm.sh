@@ -152,6 +152,10 @@ if [ -n "${SHCA_RDMA_CORE_CASES:-}" ]; then
 		shca_die "vm.sh: SHCA_RDMA_CORE_CASES must be test ids, comma-separated"
 	cmdline+=" SHCA_RDMA_CORE_CASES=$SHCA_RDMA_CORE_CASES"
 fi
+# make check-long's tier (scripts/guest/run-tests.sh).
+if [ "${SHCA_LONG:-0}" = 1 ]; then
+	cmdline+=" SHCA_LONG=1"
+fi
 if [ $interactive -eq 1 ]; then
 	cmdline+=" SHCA_INTERACTIVE=1"
 else

@@ -133,7 +133,7 @@ res_summary() {
 	rdma res show | awk -v d="$1:" '$2 == d { $1 = ""; print }'
 }
 
-# kstep STEP: run one step of shca_kstep.ko (kconsumer/shca_kstep.c) and
+# kstep STEP: run one step of shca_kstep.ko (tests/kmod/kconsumer/shca_kstep.c) and
 # print its errno (0 for success).
 KSTEP_CTL=/sys/kernel/debug/shca_kstep/step
 kstep() {

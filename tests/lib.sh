@@ -10,6 +10,10 @@
 # or CMD > FILE and grep FILE where CMD's status matters too.
 set -euo pipefail
 
+# SHCA_LONG is 1 in make check-long's run (scripts/guest/run-tests.sh):
+# a test with a "# shca-long: WHAT" line does WHAT more there.
+SHCA_LONG=${SHCA_LONG:-0}
+
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
@@ -218,7 +222,7 @@ netns_setup() {
 
 # kc_traffic A B: the consumer's verdict between devices A and B.
 kc_traffic() {
-	local kc=$SHCA_BUILD/kconsumer/shca_kconsumer.ko
+	local kc=$SHCA_BUILD/tests/kmod/kconsumer/shca_kconsumer.ko
 	local result=/sys/kernel/debug/shca_kconsumer/result
 	insmod "$kc" dev_a="$1" dev_b="$2" iters=1 poll=softirq
 	cat $result

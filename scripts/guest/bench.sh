@@ -40,7 +40,7 @@ note() {
 shca_guest_load || fail "cannot load shca"
 modprobe rdma_rxe || fail "cannot load rdma_rxe"
 if ! grep -q '^shca_kbench ' /proc/modules; then
-	insmod "$SHCA_BUILD/kbench/shca_kbench.ko" || fail "cannot load shca_kbench"
+	insmod "$SHCA_BUILD/tests/kmod/kbench/shca_kbench.ko" || fail "cannot load shca_kbench"
 fi
 use_rdma_core
 command -v ib_send_bw >/dev/null || fail "perftest is not installed"

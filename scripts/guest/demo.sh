@@ -58,7 +58,7 @@ done
 step "Traffic: an in-kernel consumer runs RC, UC and UD between shca0 and shca1"
 printf '  (shca_kconsumer uses ib_core only: every opcode each QP type takes,\n'
 printf '   every byte and completion checked; CQs polled in softirq)\n'
-run insmod "$SHCA_BUILD/kconsumer/shca_kconsumer.ko" dev_a=shca0 \
+run insmod "$SHCA_BUILD/tests/kmod/kconsumer/shca_kconsumer.ko" dev_a=shca0 \
 	dev_b=shca1 iters=8
 run cat /sys/kernel/debug/shca_kconsumer/result
 
@@ -82,7 +82,7 @@ counter() {
 }
 printf '  swept_cqes %s, stray_cqes %s\n' "$(counter swept_cqes)" \
 	"$(counter stray_cqes)"
-run insmod "$SHCA_BUILD/kconsumer/shca_kconsumer.ko" dev_a=shca0 iters=1 \
+run insmod "$SHCA_BUILD/tests/kmod/kconsumer/shca_kconsumer.ko" dev_a=shca0 iters=1 \
 	teardown=4 poll=workqueue
 run bash -c "dmesg | grep -o 'shca_kconsumer: \(round\|destroy_cq\|teardown\).*'"
 run grep teardown /sys/kernel/debug/shca_kconsumer/result
@@ -92,11 +92,11 @@ run rmmod shca_kconsumer
 printf '  (destroy_cq: ib_core refuses first, on its usecnt; the device keeps\n'
 printf '   its own count, drv_assoc in rdma res above, and refuses as well; the\n'
 printf '   KUnit case that calls the driver destroy_cq directly:)\n'
-if [ -f "$SHCA_BUILD/kunit/shca_kunit.ko" ] &&
+if [ -f "$SHCA_BUILD/tests/kunit/shca_kunit.ko" ] &&
    [ -w /sys/module/kunit/parameters/filter_glob ]; then
 	printf %s 'shca_teardown.shca_test_destroy_cq_refused_while_a_qp_uses_it' \
 		> /sys/module/kunit/parameters/filter_glob
-	insmod "$SHCA_BUILD/kunit/shca_kunit.ko"
+	insmod "$SHCA_BUILD/tests/kunit/shca_kunit.ko"
 	rmmod shca_kunit
 	printf %s '*' > /sys/module/kunit/parameters/filter_glob
 	run bash -c "dmesg | grep -o 'ok [0-9]* shca_test_destroy_cq_refused_while_a_qp_uses_it'"

@@ -4,6 +4,17 @@
 
 export SHCA_BUILD=$SHCA_TOP/out/build-$SHCA_KERNEL
 
+# shca_guest_loaded MODULE: whether MODULE is loaded.  Bash alone: under
+# KASAN and TCG a fork costs a fraction of a second, and the runner asks
+# before and after every test.
+shca_guest_loaded() {
+	local m _
+	while read -r m _; do
+		[ "$m" != "$1" ] || return 0
+	done < /proc/modules
+	return 1
+}
+
 # Load ib_core and friends (modules on the stock kernel, built in on the
 # debug kernel), the netdevs the tests bind to, and shca itself.
 shca_guest_load() {
@@ -14,16 +25,16 @@ shca_guest_load() {
 		done
 		: > /run/shca-deps-loaded
 	fi
-	if ! grep -q '^shca ' /proc/modules; then
+	if ! shca_guest_loaded shca; then
 		insmod "$SHCA_BUILD/drivers/infiniband/sw/shca/shca.ko" || return 1
 	fi
 }
 
 shca_guest_unload() {
-	if grep -q '^shca_kunit ' /proc/modules; then
+	if shca_guest_loaded shca_kunit; then
 		rmmod shca_kunit || return 1
 	fi
-	if grep -q '^shca ' /proc/modules; then
+	if shca_guest_loaded shca; then
 		rmmod shca || return 1
 	fi
 }

@@ -17,8 +17,19 @@
 # the result's reason; it fails too if shca cannot be unloaded after it.
 # A test with a "# shca-kernels: K..." line runs on those kernels only
 # (debug, stock, stock61) and is skipped on the others, saying so; a name
-# there that is no kernel's fails the test everywhere.  make check holds
-# every skip against tests/skips/KERNEL.  Each result also goes to the kernel log as
+# there that is no kernel's fails the test everywhere.  One with a
+# "# shca-check-kernels: K..." line runs in make check on those of its
+# kernels only, and is skipped on the rest with the reason "runs on this
+# kernel in make check-long": make check's time goes where a kernel's
+# differences are, and make check-long runs it everywhere.  make check
+# holds every skip against tests/skips/KERNEL.
+#
+# With SHCA_LONG=1 (make check-long, passed on by vm.sh) the run is the
+# long tier's: only the tests make check left out on this kernel, and the
+# tests with a "# shca-long: WHAT" line, which do more there (WHAT says
+# what: every step of a fault loop, the whole of a suite; a
+# "# shca-long-kernels: K..." line narrows it to those kernels); the tests
+# read SHCA_LONG themselves.  Each result also goes to the kernel log as
 # "shca-test: NAME PASS|FAIL|SKIP".  How long KUnit and each test took, in
 # seconds, goes to $SHCA_OUT/durations ("kunit N", "NAME N"), for the
 # phase table make check prints.
@@ -47,12 +58,50 @@ if [ -n "$kunit" ]; then
 	printf %s "$kunit" > /sys/module/kunit/parameters/filter_glob
 	t0=$(date +%s)
 	echo "shca-kunit: begin" > /dev/kmsg
-	insmod "$SHCA_BUILD/kunit/shca_kunit.ko" ||
+	insmod "$SHCA_BUILD/tests/kunit/shca_kunit.ko" ||
 		{ echo "run-tests.sh: cannot load shca_kunit"; exit 1; }
 	rmmod shca_kunit
 	echo "shca-kunit: end" > /dev/kmsg
 	echo "kunit $(($(date +%s) - t0))" >> "$SHCA_OUT/durations"
 fi
+
+# header FILE: FILE's header lines, the comments before its first
+# command, into h_kernels ("# shca-kernels: K..."), h_check
+# ("# shca-check-kernels:"), h_long ("# shca-long: WHAT"), h_long_kernels
+# ("# shca-long-kernels:") and h_timeout ("# shca-timeout: N").  Bash
+# alone, no fork: under KASAN and TCG a fork costs a fraction of a
+# second, and every test's header is read.
+header() {
+	local line
+	h_kernels='' h_check='' h_long='' h_long_kernels='' h_timeout=''
+	while IFS= read -r line; do
+		case $line in
+		"# shca-kernels: "*) h_kernels=${line#*: } ;;
+		"# shca-check-kernels: "*) h_check=${line#*: } ;;
+		"# shca-long: "*) h_long=${line#*: } ;;
+		"# shca-long-kernels: "*) h_long_kernels=${line#*: } ;;
+		"# shca-timeout: "*) h_timeout=${line#*: } ;;
+		"#"* | "") ;;
+		*) break ;;
+		esac
+	done < "$1"
+	[[ $h_timeout =~ ^[0-9]+$ ]] || h_timeout=300
+}
+
+# on KERNELS: whether this guest's kernel is among KERNELS (all if empty).
+on() {
+	[ -z "$1" ] || [[ " $1 " == *" $SHCA_KERNEL "* ]]
+}
+
+# in_long_tier: whether make check-long runs the test header() read on
+# this kernel: make check left it out here, or it has a long variant.
+in_long_tier() {
+	on "$h_kernels" || return 1
+	if [ -n "$h_long" ] && on "$h_long_kernels"; then
+		return 0
+	fi
+	! on "$h_check"
+}
 
 # result NAME PASS|FAIL|SKIP [WHY]: the next KTAP result.
 n=0
@@ -72,7 +121,10 @@ result() {
 if [ -n "$itest" ]; then
 	tests=()
 	for t in "$SHCA_TOP"/tests/integration/$itest.sh; do
-		[ -f "$t" ] && tests+=("$t")
+		[ -f "$t" ] || continue
+		header "$t"
+		[ "${SHCA_LONG:-0}" = 1 ] && ! in_long_tier && continue
+		tests+=("$t")
 	done
 	echo "KTAP version 1" > "$SHCA_OUT/results"
 	# A glob that names no test is a mistake, not a green run.
@@ -83,26 +135,30 @@ if [ -n "$itest" ]; then
 		echo "1..${#tests[@]}" >> "$SHCA_OUT/results"
 	fi
 	for t in "${tests[@]}"; do
-		name=$(basename "$t" .sh)
-		only=$(sed -n 's/^# shca-kernels: //p' "$t")
+		name=${t##*/}
+		name=${name%.sh}
+		header "$t"
 		unknown=
-		for k in $only; do
+		for k in $h_kernels $h_check $h_long_kernels; do
 			[[ " debug stock stock61 " == *" $k "* ]] ||
 				unknown+=" $k"
 		done
 		if [ -n "$unknown" ]; then
-			result "$name" FAIL "no kernel named$unknown in its shca-kernels line"
+			result "$name" FAIL "no kernel named$unknown in its kernels lines"
 			continue
 		fi
-		if [ -n "$only" ] && [[ " $only " != *" $SHCA_KERNEL "* ]]; then
-			result "$name" SKIP "runs on the $only kernel only"
+		if ! on "$h_kernels"; then
+			result "$name" SKIP "runs on the $h_kernels kernel only"
+			continue
+		fi
+		if [ "${SHCA_LONG:-0}" != 1 ] && ! on "$h_check"; then
+			result "$name" SKIP "runs on this kernel in make check-long"
 			continue
 		fi
 		echo "shca-test: start $name" > /dev/kmsg
 		shca_guest_load
-		limit=$(sed -n 's/^# shca-timeout: \([0-9]\+\)$/\1/p' "$t")
 		t0=$(date +%s)
-		timeout -k 10 "${limit:-300}" bash "$t" > "$SHCA_OUT/itest-$name.log" 2>&1
+		timeout -k 10 "$h_timeout" bash "$t" > "$SHCA_OUT/itest-$name.log" 2>&1
 		rc=$?
 		echo "$name $(($(date +%s) - t0))" >> "$SHCA_OUT/durations"
 		if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
@@ -115,11 +171,12 @@ if [ -n "$itest" ]; then
 		# after which either stays loaded fails.
 		why=
 		shca_guest_unload || why="shca could not be unloaded after it"
-		if grep -q '^rdma_rxe ' /proc/modules && ! rmmod rdma_rxe; then
+		if shca_guest_loaded rdma_rxe && ! rmmod rdma_rxe; then
 			why="${why:+$why; }rdma_rxe could not be unloaded after it"
 		fi
-		ip link del shca_d0 2>/dev/null
-		ip link del shca_d1 2>/dev/null
+		for d in shca_d0 shca_d1; do
+			[ ! -e /sys/class/net/$d ] || ip link del $d
+		done
 		if [ -n "$why" ]; then
 			result "$name" FAIL "$why"
 		elif [ $rc -eq 0 ]; then

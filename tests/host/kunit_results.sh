@@ -4,11 +4,11 @@
 # Host-side self-test of scripts/kunit-results.sh: KUnit results must not
 # drop out of the count.  A module of two suites (alpha: three cases, one
 # of them parameterized; beta: two; and shared_helper.o, built from another
-# directory as lib/shca_ktest_qp.o is, with no suite) and console logs of
-# runs of it, whole and broken in each way a run breaks; each broken one
-# must give a failed "kunit-plan:" result, the whole one none, and every
-# report must be sound KTAP to scripts/ktap.sh.  Reports in KTAP and exits
-# non-zero if any case failed.
+# directory as tests/kmod/common/shca_ktest_qp.o is, with no suite) and
+# console logs of runs of it, whole and broken in each way a run breaks;
+# each broken one must give a failed "kunit-plan:" result, the whole one
+# none, and every report must be sound KTAP to scripts/ktap.sh.  Reports
+# in KTAP and exits non-zero if any case failed.
 set -uo pipefail
 # The parser narrows by $SUITE unless told otherwise; here it is told.
 unset SUITE

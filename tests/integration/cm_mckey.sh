@@ -13,6 +13,9 @@
 # Stock kernels only: make check's debug guest keeps its time for the
 # teardown, fault, race and soak tests, which drive these paths under KASAN.
 # shca-kernels: stock stock61
+# make check runs it on the stock 6.12 kernel; on 6.1, where nvme_rdma and
+# nfs_rdma drive the same rdma_cm, make check-long runs it.
+# shca-check-kernels: stock
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

@@ -11,6 +11,8 @@
 # log.  Then the first allocations inside ib_register_device() fail, one
 # at a time, to check shca's undoing of a registration that failed.
 # shca-timeout: 600
+# Debian builds no fault injection: the debug kernel's config has it.
+# shca-kernels: debug
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 

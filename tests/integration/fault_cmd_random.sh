@@ -6,6 +6,8 @@
 # cleanly with -EIO and leave nothing behind; destroys never fail, even
 # with every other command failing; once "times" runs out, or the
 # probability is 0 again, the device works.
+# Debian builds no fault injection: the debug kernel's config has it.
+# shca-kernels: debug
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 
@@ -19,7 +21,7 @@ F=/sys/kernel/debug/shca/shca0/fail_cmd
 
 
 before=$(res_summary shca0)
-insmod "$SHCA_BUILD/kconsumer/shca_kstep.ko" dev=shca0
+insmod "$SHCA_BUILD/tests/kmod/kconsumer/shca_kstep.ko" dev=shca0
 base=$(res_summary shca0)
 
 # Only tasks with make-it-fail set, this shell and its children, fail.
@@ -74,7 +76,7 @@ rmmod shca_kstep
 echo 0 > $F/probability
 echo 0 > /proc/self/make-it-fail
 
-insmod "$SHCA_BUILD/kconsumer/shca_kstep.ko" dev=shca0
+insmod "$SHCA_BUILD/tests/kmod/kconsumer/shca_kstep.ko" dev=shca0
 for s in $steps; do
 	r=$(kstep $s)
 	[ "$r" = 0 ] || fail "$s: '$r' after fail_cmd is off"

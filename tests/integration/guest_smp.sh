@@ -3,6 +3,10 @@
 # The race tests, the soak and the userspace tests mean something only
 # with real parallelism: the guest must run every vCPU vm.sh gives it (two),
 # the debug kernel included (its CPUs come from ACPI's MADT).
+# make check runs it on the debug kernel only: it drives the model and
+# shca's own code, the same on every kernel; make check-long runs it on
+# the stock kernels too.
+# shca-check-kernels: debug
 . "$(dirname "$0")/../lib.sh"
 
 online=$(cat /sys/devices/system/cpu/online)

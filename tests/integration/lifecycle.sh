@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Devices go away cleanly: when their netdev is deleted, and when shca is
 # unloaded with devices present.
+# make check runs it on the stock kernels: what it proves is how ib_core
+# and the netdev see a device go, not memory safety, which the debug
+# kernel's tests of the same paths watch; make check-long on the debug
+# kernel too.
+# shca-check-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 mkdummy shca_d0

@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # "rdma link add" creates a shca device that rdma dev and rdma link show;
 # "rdma link delete" removes it.
+# make check runs it on the stock kernels: what it proves is ib_core's
+# netdev binding, which 6.1 does differently, not memory safety, which the
+# debug kernel's tests of the same paths watch; make check-long on the
+# debug kernel too.
+# shca-check-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 mkdummy shca_d0 02:00:00:00:00:01

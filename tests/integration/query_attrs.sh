@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # query_device, query_port, query_gid and query_pkey answer from the
 # device's capability table, as ib_core's sysfs shows them.
+# make check runs it on the stock kernels: what it proves is what
+# ib_core's sysfs shows, which 6.1 does differently, not memory safety,
+# which the debug kernel's tests of the same paths watch; make check-long
+# on the debug kernel too.
+# shca-check-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 mkdummy shca_d0 02:11:22:33:44:55

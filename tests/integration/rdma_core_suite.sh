@@ -8,13 +8,17 @@
 # suite could not run to its end, if a case failed or erred, or if the
 # suite left a QP, CQ, MR or PD behind.
 #
-# The debug kernel's guest runs the part that fits make check's time (the
-# CQ, extended CQ, SRQ and extended QP cases); the stock kernel's the
-# whole suite.  SHCA_RDMA_CORE_CASES (comma-separated
+# make check runs the whole suite on the stock 6.12 kernel and a part on
+# 6.1, where its ib_core and uverbs differ: the CQ, extended CQ, SRQ,
+# extended QP, MR, device and QP cases.  make check-long runs the whole
+# suite on 6.1 and on the debug kernel, under KASAN.  SHCA_RDMA_CORE_CASES (comma-separated
 # test ids or parts of them, passed on by vm.sh) runs just those, as in
 #   SHCA_RDMA_CORE_CASES=test_cqex.,test_mr.MRTest KERNEL=stock \
 #	make itest TEST=rdma_core_suite
 # shca-timeout: 1500
+# shca-long: the whole suite
+# shca-long-kernels: debug stock61
+# shca-check-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core
@@ -42,8 +46,9 @@ before=$(counts)
 cases=()
 if [ -n "${SHCA_RDMA_CORE_CASES:-}" ]; then
 	IFS=, read -r -a cases <<<"$SHCA_RDMA_CORE_CASES"
-elif [ "${SHCA_KERNEL:-}" = debug ]; then
-	cases=(test_cq. test_cqex. test_srq. test_qpex.)
+elif [ "$SHCA_LONG" != 1 ] && [ "$SHCA_KERNEL" = stock61 ]; then
+	cases=(test_cq. test_cqex. test_srq. test_qpex. test_mr. test_device.
+		test_qp.)
 fi
 
 # Some cases register memory from 2 MiB huge pages: give them a few.

@@ -12,15 +12,24 @@
 # just after its teardown, so in the link rounds rmmod must end no earlier
 # than half a delay before it (without the wait, rmmod ends almost a whole
 # delay before it, and the teardown goes on in freed module text).
-# Fast rounds: no delay, two devices, for the natural race.  Sized to fit
-# the runner's five minutes on the debug kernel under TCG.
+# Fast rounds: no delay, two devices, for the natural race.  make check
+# runs two of each (a link deletion and a netdev deletion); make
+# check-long four slow and eight fast ones.
 # shca-timeout: 600
+# shca-long: four slow rounds and eight fast ones
+# make check runs it on the debug kernel and on the stock 6.12 kernel,
+# whose ib_core is modules; make check-long on 6.1 too.
+# shca-check-kernels: debug stock
 . "$(dirname "$0")/../lib.sh"
 . "$SHCA_TOP/scripts/guest/lib.sh"
 
 dbg=/sys/kernel/debug/shca
-slow_rounds=4
-fast_rounds=4
+slow_rounds=2
+fast_rounds=2
+if [ "$SHCA_LONG" = 1 ]; then
+	slow_rounds=4
+	fast_rounds=8
+fi
 delay_ms=3000
 tmp=$(mktemp -d)
 

@@ -14,6 +14,10 @@
 # and parent domains (allocator calls, lock-free objects, EBUSY, foreign
 # and bad arguments) and imported contexts, PDs and MRs.  The harness fails the run on any kernel report;
 # each case ends with traffic flowing.
+# make check runs it on the debug kernel and on 6.1, whose ib_core has no
+# RDMA FLUSH (flush_absent runs there in place of flush); make check-long
+# on the stock 6.12 kernel too.
+# shca-check-kernels: debug stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

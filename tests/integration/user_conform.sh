@@ -10,6 +10,11 @@
 # a UD datagram
 # whose IPv4 header carries the address handle's traffic class and hop
 # limit.  Every case must report, and each must pass.
+# make check runs it on the stock kernels: what it proves is what IBTA
+# allows a process, through each kernel's uverbs, not memory safety, which
+# the debug kernel's tests of the same paths watch; make check-long on the
+# debug kernel too.
+# shca-check-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

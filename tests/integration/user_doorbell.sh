@@ -9,6 +9,10 @@
 # stores the request in the CQ's doorbell record, the next CQE raises the
 # event, and an arm into the cq_arm window (CQE published, record not yet
 # read) is followed by a poll that finds the CQE, and by the event.
+# make check runs it on the debug kernel only: it drives the model and
+# shca's own code, the same on every kernel; make check-long runs it on
+# the stock kernels too.
+# shca-check-kernels: debug
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

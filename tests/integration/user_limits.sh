@@ -7,6 +7,11 @@
 # objects included), address handles up to max_ah, multicast attachments
 # up to max_mcast_per_process for each process, and the device still
 # carries traffic afterwards.
+# make check runs it on the stock kernels: what it proves is the limits a
+# process meets, and ib_core's pinned-memory accounting, which 6.1 does
+# differently, not memory safety, which the debug kernel's tests of the
+# same paths watch; make check-long on the debug kernel too.
+# shca-check-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

@@ -6,6 +6,11 @@
 # past memory.max fail with ENOMEM, nobody is OOM-killed, nothing is left
 # behind and the device still carries traffic.  Skipped on a kernel
 # without the memory controller.
+# make check runs it on the stock kernels: what it proves is the memory
+# cgroup's accounting, on Debian's configs, not memory safety, which the
+# debug kernel's tests of the same paths watch; make check-long on the
+# debug kernel too.
+# shca-check-kernels: stock stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

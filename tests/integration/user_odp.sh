@@ -10,6 +10,10 @@
 # under the send (shca_uverbs_test odp_cow): it completes, in bounded
 # time, with the data.  On every kernel, the debug one's KASAN and
 # lockdep included.
+# make check runs it on the debug kernel and on 6.1, where ib_core's
+# on-demand paging differs; make check-long on the stock 6.12 kernel
+# too.
+# shca-check-kernels: debug stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

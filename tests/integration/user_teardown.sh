@@ -8,6 +8,9 @@
 # in order, and a reissued QPN inherits nothing.  Then a process killed
 # with live QPs and traffic in flight leaves nothing behind.
 # shca-timeout: 600
+# make check runs it on the debug kernel and on 6.1, where ib_uverbs'
+# disassociation differs; make check-long on the stock 6.12 kernel too.
+# shca-check-kernels: debug stock61
 . "$(dirname "$0")/../lib.sh"
 
 use_rdma_core

@@ -12,13 +12,20 @@ whose id contains one of them run.
 Each test case is one KTAP result: "ok" for a pass, "ok ... # SKIP why"
 for a skip, "not ok" for a failure or an error, followed by the traceback
 as comments.  An expected failure is a failure: the suite marks none, and
-shca must not lean on one.  The exit status is 0 when nothing failed.
+shca must not lean on one.  A case that leaves a process or a (non-daemon)
+thread of its own running five seconds after it ended fails too, naming
+it and where it waits: that process is killed, and the run ends without
+waiting for any thread or exit hook, so that nothing a case left behind
+can hang the suite.
+The exit status is 0 when nothing failed.
 """
 
 import importlib.machinery
 import io
 import os
+import signal
 import sys
+import threading
 import time
 import unittest
 
@@ -38,6 +45,68 @@ def name_of(test):
     if tid.startswith('tests.'):
         tid = tid[len('tests.'):]
     return tid.replace(' ', '_').replace('#', '_')
+
+
+def children():
+    """The pids of this process's children, from /proc."""
+    me = str(os.getpid())
+    pids = set()
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % pid) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The fourth field, after the parenthesised command.
+        if stat[stat.rindex(')') + 2:].split()[1] == me:
+            pids.add(int(pid))
+    return pids
+
+
+def where(pid):
+    """What a process is and where it waits, for a comment."""
+    out = []
+    for f in ('comm', 'wchan'):
+        try:
+            with open('/proc/%d/%s' % (pid, f)) as fd:
+                out.append(fd.read().strip() or '-')
+        except OSError:
+            out.append('?')
+    return '%s in %s' % tuple(out)
+
+
+def strays(procs, threads, grace=5.0):
+    """What a case left running: its processes (killed) and threads."""
+    deadline = time.monotonic() + grace
+    left = []
+    while time.monotonic() < deadline:
+        # Reap what has ended: multiprocessing's and subprocess's own.
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
+        new_p = children() - procs
+        # A daemon thread (multiprocessing's queue feeders) ends with
+        # the process; another would hold its exit.
+        new_t = [t for t in threading.enumerate()
+                 if t.ident not in threads and t.is_alive() and
+                 not t.daemon]
+        if not new_p and not new_t:
+            return left
+        time.sleep(0.2)
+    for pid in sorted(new_p):
+        left.append('process %d (%s)' % (pid, where(pid)))
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+    for t in new_t:
+        left.append('thread %s' % t.name)
+    return left
 
 
 class Result(unittest.TestResult):
@@ -110,12 +179,19 @@ def main():
     for n, case in enumerate(cases, 1):
         res = Result()
         start = time.monotonic()
+        procs = children()
+        threads = {t.ident for t in threading.enumerate()}
         # The suite prints to stderr as it goes; keep that out of KTAP.
         saved, sys.stderr = sys.stderr, io.StringIO()
         try:
             case.run(res)
         finally:
             noise, sys.stderr = sys.stderr.getvalue(), saved
+        left = strays(procs, threads)
+        if left:
+            res.outcome = 'FAIL'
+            res.why = (res.why + '; ' if res.why else '') + \
+                'left running: ' + ', '.join(left)
         secs = time.monotonic() - start
         name = name_of(case)
         counts[res.outcome] += 1
@@ -137,4 +213,7 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    rc = main()
+    sys.stdout.flush()
+    # Not sys.exit(): no thread a case left may hold the exit.
+    os._exit(rc)

@@ -18,11 +18,14 @@
  */
 #include <kunit/visibility.h>
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
 #include <linux/errno.h>
 #include <linux/fault-inject.h>
 #include <linux/idr.h>
+#include <linux/limits.h>
 #include <linux/lockdep.h>
 #include <linux/ratelimit.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
@@ -542,3 +545,67 @@ enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd)
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_exec);
+
+static int shca_hw_cmd_counts_show(struct seq_file *s, void *unused)
+{
+	struct shca_hw *hw = s->private;
+	int op;
+
+	for (op = 0; op < SHCA_CMD_NUM_OPCODES; op++)
+		seq_printf(s, "%2d %-12s %llu\n", op, shca_hw_opcode_name(op),
+			   shca_hw_cmd_count(hw, op));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(shca_hw_cmd_counts);
+
+static int shca_hw_fail_cmd_once_get(void *data, u64 *val)
+{
+	*val = (u64)(s64)shca_hw_injected_cmd_failure(data);
+	return 0;
+}
+
+static int shca_hw_fail_cmd_once_set(void *data, u64 val)
+{
+	s64 op = (s64)val;
+
+	/* Signed: "-1" cancels. */
+	if (op < INT_MIN || op > INT_MAX)
+		return -EINVAL;
+	return shca_hw_inject_cmd_failure(data, op);
+}
+DEFINE_DEBUGFS_ATTRIBUTE_SIGNED(shca_hw_fail_cmd_once_fops,
+				shca_hw_fail_cmd_once_get,
+				shca_hw_fail_cmd_once_set, "%lld\n");
+
+/**
+ * shca_hw_debugfs_init() - create the model's debugfs files
+ * @hw: the device
+ * @dir: the directory to put them in; whoever made it removes it, and
+ *	them with it, before the device powers off
+ *
+ * Each unit makes its own files, in netdevsim's manner; the command
+ * processor's are cmd_counts (the commands run, by opcode),
+ * fail_cmd_once (a one-shot failure, by opcode) and, with
+ * CONFIG_FAULT_INJECTION_DEBUG_FS, fail_cmd/ (random failures).  The
+ * units': caps (shca_hw_caps.c), engine_paused and engine_step
+ * (shca_hw_sched.c), next_qpn (shca_hw_qp.c), eq and eq_limit
+ * (shca_hw_eq.c), mcast (shca_hw_mcast.c), windows/ (shca_hw_window.c).
+ * Documentation/debugfs.rst describes each.  No file takes a lock of its
+ * own: each takes those of the functions it calls.
+ */
+void shca_hw_debugfs_init(struct shca_hw *hw, struct dentry *dir)
+{
+	debugfs_create_file("cmd_counts", 0400, dir, hw,
+			    &shca_hw_cmd_counts_fops);
+	debugfs_create_file_unsafe("fail_cmd_once", 0600, dir, hw,
+				   &shca_hw_fail_cmd_once_fops);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	fault_create_debugfs_attr("fail_cmd", dir, &hw->fail_cmd);
+#endif
+	shca_hw_caps_debugfs(hw, dir);
+	shca_hw_sched_debugfs(hw, dir);
+	shca_hw_qp_debugfs(hw, dir);
+	shca_hw_eq_debugfs(hw, dir);
+	shca_hw_mcast_debugfs(hw, dir);
+	shca_hw_window_debugfs(hw, dir);
+}

@@ -11,9 +11,11 @@
  */
 #include <kunit/visibility.h>
 #include <linux/bits.h>
+#include <linux/debugfs.h>
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
+#include <linux/seq_file.h>
 #include <linux/timekeeping.h>
 
 #include "shca_hw_int.h"
@@ -139,3 +141,61 @@ u64 shca_hw_read_clock(struct shca_hw *hw)
 	return ktime_get_ns() & hw->caps->timestamp_mask;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_read_clock);
+
+static int shca_hw_caps_show(struct seq_file *s, void *unused)
+{
+	const struct shca_hw_caps *c = shca_hw_caps(s->private);
+	const struct {
+		const char *name;
+		u64 val;
+	} rows[] = {
+		{ "max_mr_size", c->max_mr_size },
+		{ "page_size_cap", c->page_size_cap },
+		{ "max_qp", c->max_qp },
+		{ "max_qp_wr", c->max_qp_wr },
+		{ "max_send_sge", c->max_send_sge },
+		{ "max_recv_sge", c->max_recv_sge },
+		{ "max_sge_rd", c->max_sge_rd },
+		{ "max_cq", c->max_cq },
+		{ "max_cqe", c->max_cqe },
+		{ "max_mr", c->max_mr },
+		{ "max_pd", c->max_pd },
+		{ "max_qp_rd_atom", c->max_qp_rd_atom },
+		{ "max_qp_init_rd_atom", c->max_qp_init_rd_atom },
+		{ "max_srq", c->max_srq },
+		{ "max_srq_wr", c->max_srq_wr },
+		{ "max_srq_sge", c->max_srq_sge },
+		{ "max_xrcd", c->max_xrcd },
+		{ "max_ah", c->max_ah },
+		{ "max_fast_reg_page_list_len", c->max_fast_reg_page_list_len },
+		{ "max_inline_data", c->max_inline_data },
+		{ "max_msg_sz", c->max_msg_sz },
+		{ "max_pkeys", c->max_pkeys },
+		{ "gid_tbl_len", c->gid_tbl_len },
+		{ "max_mtu", c->max_mtu },
+		{ "local_ca_ack_delay", c->local_ca_ack_delay },
+		{ "max_mcast_grp", c->max_mcast_grp },
+		{ "max_mcast_qp_attach", c->max_mcast_qp_attach },
+		{ "max_total_mcast_qp_attach", c->max_total_mcast_qp_attach },
+		{ "core_clock_khz", c->core_clock_khz },
+		{ "timestamp_mask", c->timestamp_mask },
+		{ "max_dm_size", c->max_dm_size },
+		{ "dm_log_granule", c->dm_log_granule },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++)
+		seq_printf(s, "%-28s %llu\n", rows[i].name, rows[i].val);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(shca_hw_caps);
+
+/**
+ * shca_hw_caps_debugfs() - create caps, the capability table's read-only mirror
+ * @hw: the device
+ * @dir: the device's debugfs directory
+ */
+void shca_hw_caps_debugfs(struct shca_hw *hw, struct dentry *dir)
+{
+	debugfs_create_file("caps", 0400, dir, hw, &shca_hw_caps_fops);
+}

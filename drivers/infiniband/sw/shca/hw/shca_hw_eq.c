@@ -14,8 +14,11 @@
  * with no model lock held.
  */
 #include <kunit/visibility.h>
+#include <linux/debugfs.h>
+#include <linux/limits.h>
 #include <linux/lockdep.h>
 #include <linux/log2.h>
+#include <linux/seq_file.h>
 #include <linux/workqueue.h>
 
 #include "shca_hw_int.h"
@@ -368,4 +371,46 @@ enum shca_hw_status shca_hw_cmd_destroy_eq(struct shca_hw *hw,
 	spin_unlock_irq(&hw->eq_lock);
 	cancel_work_sync(&hw->irq_work);
 	return SHCA_HW_OK;
+}
+
+static int shca_hw_eq_show(struct seq_file *s, void *unused)
+{
+	struct shca_hw_eq_state st;
+
+	shca_hw_eq_query(s->private, &st);
+	seq_printf(s, "depth %u\nlimit %u\nwritten %llu\nacked %llu\nowing %u\n",
+		   st.depth, st.limit, st.written, st.acked, st.owing);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(shca_hw_eq);
+
+static int shca_hw_eq_limit_get(void *data, u64 *val)
+{
+	struct shca_hw_eq_state st;
+
+	shca_hw_eq_query(data, &st);
+	*val = st.limit;
+	return 0;
+}
+
+static int shca_hw_eq_limit_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	shca_hw_eq_set_limit(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_eq_limit_fops, shca_hw_eq_limit_get,
+			 shca_hw_eq_limit_set, "%llu\n");
+
+/**
+ * shca_hw_eq_debugfs() - create eq and eq_limit, the event queue's mirror and its test limit
+ * @hw: the device
+ * @dir: the device's debugfs directory
+ */
+void shca_hw_eq_debugfs(struct shca_hw *hw, struct dentry *dir)
+{
+	debugfs_create_file("eq", 0400, dir, hw, &shca_hw_eq_fops);
+	debugfs_create_file_unsafe("eq_limit", 0600, dir, hw,
+				   &shca_hw_eq_limit_fops);
 }

@@ -122,6 +122,7 @@ struct shca_hw_window {
 	wait_queue_head_t wait;
 };
 
+struct dentry;
 struct seq_file;
 struct shca_hw_qp;
 
@@ -626,6 +627,7 @@ static inline u32 shca_hw_wq_posted(u32 pi, u32 ci, u32 log_depth)
 }
 
 /* shca_hw_sched.c: schedules turns; calls nothing above it */
+void shca_hw_sched_debugfs(struct shca_hw *hw, struct dentry *dir);
 int shca_hw_sched_init(struct shca_hw *hw, shca_hw_turn_fn turn);
 void shca_hw_sched_fini(struct shca_hw *hw);
 void shca_hw_sched_qp_init(struct shca_hw_qp *qp);
@@ -638,9 +640,11 @@ void shca_hw_sched_run_here(struct shca_hw_qp *qp);
 bool shca_hw_sched_may_run(struct shca_hw *hw);
 
 /* shca_hw_caps.c */
+void shca_hw_caps_debugfs(struct shca_hw *hw, struct dentry *dir);
 void shca_hw_caps_init(struct shca_hw_caps *caps);
 
 /* shca_hw_window.c */
+void shca_hw_window_debugfs(struct shca_hw *hw, struct dentry *parent);
 void shca_hw_windows_init(struct shca_hw *hw);
 bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
 void shca_hw_window_wait(struct shca_hw_window *win);
@@ -653,6 +657,7 @@ const char *shca_hw_window_name(enum shca_hw_window_id id);
  */
 
 /* shca_hw_eq.c */
+void shca_hw_eq_debugfs(struct shca_hw *hw, struct dentry *dir);
 enum shca_hw_status shca_hw_cmd_create_eq(struct shca_hw *hw,
 					  struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_cmd_destroy_eq(struct shca_hw *hw,
@@ -720,6 +725,7 @@ static inline bool shca_hw_qp_reliable(const struct shca_hw_qp *qp)
 }
 
 /* shca_hw_qp.c */
+void shca_hw_qp_debugfs(struct shca_hw *hw, struct dentry *dir);
 enum shca_hw_status shca_hw_cmd_create_qp(struct shca_hw *hw,
 					  struct shca_hw_cmd *cmd);
 enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
@@ -967,6 +973,7 @@ struct shca_hw_qp *
 shca_hw_fabric_mcast_member(const struct shca_hw_mcast_target *t);
 
 /* shca_hw_mcast.c: a leaf */
+void shca_hw_mcast_debugfs(struct shca_hw *hw, struct dentry *dir);
 int shca_hw_mcast_init(struct shca_hw *hw);
 void shca_hw_mcast_fini(struct shca_hw *hw);
 bool shca_hw_gid_is_mcast(const u8 *gid);
@@ -979,7 +986,6 @@ bool shca_hw_mcast_is_member(struct shca_hw *hw, u32 qpn, const u8 *mgid);
 u32 shca_hw_mcast_count(struct shca_hw *hw, const u8 *mgid);
 u32 shca_hw_mcast_collect(struct shca_hw *hw, const u8 *mgid,
 			  struct shca_hw_mcg_member *members, u32 max);
-void shca_hw_mcast_dump(struct shca_hw *hw, struct seq_file *s);
 
 /* shca_hw_resp.c */
 u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,

@@ -27,6 +27,7 @@
  * shca_hw.mcast_lock comes after shca_fabric_lock and is a leaf.
  */
 #include <kunit/visibility.h>
+#include <linux/debugfs.h>
 #include <linux/minmax.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -305,7 +306,7 @@ u32 shca_hw_mcast_collect(struct shca_hw *hw, const u8 *mgid,
  * @hw: the device
  * @s: where: one line per group, its GID and then its members' QPNs
  */
-void shca_hw_mcast_dump(struct shca_hw *hw, struct seq_file *s)
+static void shca_hw_mcast_dump(struct shca_hw *hw, struct seq_file *s)
 {
 	const struct shca_hw_mcg *g;
 	u32 i, j;
@@ -359,3 +360,20 @@ u32 shca_hw_mcast_groups_of(struct shca_hw *hw, u32 qpn)
 	return n;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_mcast_groups_of);
+
+static int shca_hw_mcast_show(struct seq_file *s, void *unused)
+{
+	shca_hw_mcast_dump(s->private, s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(shca_hw_mcast);
+
+/**
+ * shca_hw_mcast_debugfs() - create mcast, the multicast groups' read-only mirror
+ * @hw: the device
+ * @dir: the device's debugfs directory
+ */
+void shca_hw_mcast_debugfs(struct shca_hw *hw, struct dentry *dir)
+{
+	debugfs_create_file("mcast", 0400, dir, hw, &shca_hw_mcast_fops);
+}

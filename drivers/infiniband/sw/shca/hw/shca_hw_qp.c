@@ -28,6 +28,8 @@
  * with shca_hw_qp.lock dropped.
  */
 #include <kunit/visibility.h>
+#include <linux/debugfs.h>
+#include <linux/limits.h>
 #include <linux/slab.h>
 
 #include "shca_hw_int.h"
@@ -884,3 +886,29 @@ void shca_hw_ring_rq(struct shca_hw *hw, u32 qpn)
 	shca_hw_qp_put(qp);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_rq);
+
+static int shca_hw_next_qpn_get(void *data, u64 *val)
+{
+	*val = shca_hw_next_qpn(data);
+	return 0;
+}
+
+static int shca_hw_next_qpn_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	return shca_hw_set_next_qpn(data, val);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_next_qpn_fops, shca_hw_next_qpn_get,
+			 shca_hw_next_qpn_set, "%llu\n");
+
+/**
+ * shca_hw_qp_debugfs() - create next_qpn, the cursor of the cyclic QPN search
+ * @hw: the device
+ * @dir: the device's debugfs directory
+ */
+void shca_hw_qp_debugfs(struct shca_hw *hw, struct dentry *dir)
+{
+	debugfs_create_file_unsafe("next_qpn", 0600, dir, hw,
+				   &shca_hw_next_qpn_fops);
+}

@@ -17,6 +17,8 @@
  * the QP table's xarray lock, to kick every QP, a leaf.
  */
 #include <kunit/visibility.h>
+#include <linux/debugfs.h>
+#include <linux/limits.h>
 #include <linux/lockdep.h>
 #include <linux/workqueue.h>
 
@@ -245,3 +247,53 @@ u32 shca_hw_engine_steps_left(struct shca_hw *hw)
 	return atomic_read(&hw->engine_steps);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_engine_steps_left);
+
+static int shca_hw_engine_paused_get(void *data, u64 *val)
+{
+	*val = shca_hw_engine_paused(data);
+	return 0;
+}
+
+static int shca_hw_engine_paused_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	shca_hw_engine_pause(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_engine_paused_fops,
+			 shca_hw_engine_paused_get,
+			 shca_hw_engine_paused_set, "%llu\n");
+
+static int shca_hw_engine_step_get(void *data, u64 *val)
+{
+	*val = shca_hw_engine_steps_left(data);
+	return 0;
+}
+
+static int shca_hw_engine_step_set(void *data, u64 val)
+{
+	struct shca_hw *hw = data;
+
+	if (!shca_hw_engine_paused(hw) || !val ||
+	    val > S32_MAX - shca_hw_engine_steps_left(hw))
+		return -EINVAL;
+	shca_hw_engine_single_step(hw, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_engine_step_fops, shca_hw_engine_step_get,
+			 shca_hw_engine_step_set, "%llu\n");
+
+/**
+ * shca_hw_sched_debugfs() - create engine_paused and engine_step, which pause and single-step
+ *	the execution units
+ * @hw: the device
+ * @dir: the device's debugfs directory
+ */
+void shca_hw_sched_debugfs(struct shca_hw *hw, struct dentry *dir)
+{
+	debugfs_create_file_unsafe("engine_paused", 0600, dir, hw,
+				   &shca_hw_engine_paused_fops);
+	debugfs_create_file_unsafe("engine_step", 0600, dir, hw,
+				   &shca_hw_engine_step_fops);
+}

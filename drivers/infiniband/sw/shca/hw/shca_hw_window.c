@@ -28,6 +28,7 @@
  * QP's turn_mutex, the CQ resize window with no lock.
  */
 #include <kunit/visibility.h>
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 
 #include "shca_hw_int.h"
@@ -249,3 +250,55 @@ void shca_hw_window_release(struct shca_hw_window *win)
 	wake_up_all(&win->wait);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_window_release);
+
+static int shca_hw_window_hold_get(void *data, u64 *val)
+{
+	*val = shca_hw_window_state(data);
+	return 0;
+}
+
+static int shca_hw_window_hold_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	if (val)
+		shca_hw_window_arm(data);
+	else
+		shca_hw_window_release(data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_window_hold_fops, shca_hw_window_hold_get,
+			 shca_hw_window_hold_set, "%llu\n");
+
+static int shca_hw_window_passes_get(void *data, u64 *val)
+{
+	*val = shca_hw_window_passes(data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_window_passes_fops,
+			 shca_hw_window_passes_get, NULL, "%llu\n");
+
+/**
+ * shca_hw_window_debugfs() - create windows/, a directory per race window
+ * @hw: the device
+ * @parent: the device's debugfs directory, which gets windows/
+ */
+void shca_hw_window_debugfs(struct shca_hw *hw, struct dentry *parent)
+{
+	struct dentry *dir = debugfs_create_dir("windows", parent);
+	struct shca_hw_window *win;
+	struct dentry *d;
+	int i;
+
+	for (i = 0; i < SHCA_WIN_NUM; i++) {
+		win = &hw->windows[i];
+		d = debugfs_create_dir(shca_hw_window_name(i), dir);
+		debugfs_create_u32("delay_us", 0600, d, &win->delay_us);
+		debugfs_create_u32("qpn", 0600, d, &win->qpn);
+		debugfs_create_file_unsafe("hold", 0600, d, win,
+					   &shca_hw_window_hold_fops);
+		debugfs_create_file_unsafe("passes", 0400, d, win,
+					   &shca_hw_window_passes_fops);
+		debugfs_create_atomic_t("timeouts", 0400, d, &win->timeouts);
+	}
+}
