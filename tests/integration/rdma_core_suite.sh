@@ -43,6 +43,9 @@ counts() {
 before=$(counts)
 [ -n "$before" ] || fail "rdma res shows nothing for shca0"
 
+# A part of the suite says so: make check holds the manifest's rdma-core
+# skips against a run of the whole suite only.
+rm -f "$SHCA_OUT/rdma-core.part"
 cases=()
 if [ -n "${SHCA_RDMA_CORE_CASES:-}" ]; then
 	IFS=, read -r -a cases <<<"$SHCA_RDMA_CORE_CASES"
@@ -50,6 +53,8 @@ elif [ "$SHCA_LONG" != 1 ] && [ "$SHCA_KERNEL" = stock61 ]; then
 	cases=(test_cq. test_cqex. test_srq. test_qpex. test_mr. test_device.
 		test_qp.)
 fi
+
+[ ${#cases[@]} -eq 0 ] || echo "${cases[*]}" > "$SHCA_OUT/rdma-core.part"
 
 # Some cases register memory from 2 MiB huge pages: give them a few.
 hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
