@@ -303,9 +303,9 @@ for k in $SHCA_KERNELS; do
 		(renice -n 19 -p $BASHPID >/dev/null; prebuild) &
 		prebuild_pid=$!
 	fi
-	# The SMP debug guest runs KUnit and every integration test, the
-	# short soak among them, under KASAN: give it 70 minutes (the long
-	# tier's, the whole of rdma-core's suite among its tests, too).
+	# The SMP debug guest runs KUnit and the tests of shca's own code,
+	# the short soak among them, under KASAN: give it 70 minutes (the
+	# long tier's, with the whole of rdma-core's suite, too).
 	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 4200 \
 		scripts/guest/run-tests.sh "${args[@]}"
 	collect $k $? $it
