@@ -81,6 +81,9 @@ awk -F, 'NR == 1 {
 {
 	echo "perftest and NVMe over RDMA (fio), shca against rdma_rxe (same VM, one after the other)"
 	echo "kernel memcpy of 64 KiB in the same boot: $copy MiB/s (copy_share: shca's bandwidth over it)"
+	awk -F, 'NR == 2 && NF >= 4 {
+		printf "the same 64 KiB by memmove: %s MiB/s, by a bare rep movsb: %s MiB/s\n", $3, $4 }' \
+		"$dir/copy.csv"
 	column -s, -t < "$dir/bench.csv"
 	echo
 	echo "verbs_rate 64 B writes with 1, 8 and 64 QPs on one CQ, per vCPU count (Mpps)"

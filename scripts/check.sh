@@ -193,8 +193,9 @@ fi
 # the debug guest runs: its KUnit run keeps one vCPU busy and leaves a
 # core idle, and the background takes only what the guest leaves.  That
 # work is lint (which builds the module under sparse in a directory of
-# its own), the stock kernels' modules and the packages; each records its
-# exit status in out/, for lint_results(), build() and the package test.
+# its own), the stock kernels' modules, the packages and the package
+# test's host steps (DKMS in a chroot, make install); each records its
+# exit status in out/, for lint_results(), build() and pkg_results().
 prebuild_pid=
 prebuild() {
 	local k
@@ -214,9 +215,24 @@ prebuild() {
 		"$SHCA_TOP/scripts/build-debs.sh" > "$SHCA_TOP/out/debs.dir" \
 			2> "$SHCA_TOP/out/debs.err"
 		echo $? > "$SHCA_TOP/out/debs.rc"
+		[ "$(cat "$SHCA_TOP/out/debs.rc")" != 0 ] || pkg_install
 	fi
 }
-rm -f "$SHCA_TOP"/out/build-*.rc "$SHCA_TOP/out/debs.rc" "$SHCA_TOP/out/lint.rc"
+rm -f "$SHCA_TOP"/out/build-*.rc "$SHCA_TOP/out/debs.rc" "$SHCA_TOP/out/lint.rc" \
+	"$SHCA_TOP/out/pkg-install.rc"
+
+# pkg_install: the package test's host steps, on the packages the
+# background built (or, with none, on its own).
+pkg_install() {
+	local debs='' t0
+	[ "$(cat "$SHCA_TOP/out/debs.rc" 2>/dev/null)" != 0 ] ||
+		debs=$(cat "$SHCA_TOP/out/debs.dir")
+	t0=$(date +%s)
+	SHCA_DEBS=$debs "$SHCA_TOP/scripts/pkg-test.sh" --install \
+		> "$SHCA_TOP/out/pkg-install.ktap" 2> "$SHCA_TOP/out/pkg-install.log"
+	echo $? > "$SHCA_TOP/out/pkg-install.rc"
+	echo $(($(date +%s) - t0)) > "$SHCA_TOP/out/pkg-install.secs"
+}
 
 # lint_results: what lint reported.  Each of its checks must report, and
 # its exit status must agree: a lint that could not run is a failure, not
@@ -318,12 +334,17 @@ done
 if [ $do_pkg -eq 1 ]; then
 	phase "package test"
 	background_wait
-	# The packages the background built, if it did.
-	debs=
-	if [ "$(cat "$SHCA_TOP/out/debs.rc" 2>/dev/null)" = 0 ]; then
-		debs=$(cat "$SHCA_TOP/out/debs.dir")
+	if [ -f "$SHCA_TOP/out/pkg-install.rc" ]; then
+		phases+=("$(printf '%-34s %6s' "package host steps (background)" \
+			"$(minutes "$(cat "$SHCA_TOP/out/pkg-install.secs")")")")
+	else
+		pkg_install
 	fi
-	SHCA_DEBS=$debs "$SHCA_TOP/scripts/pkg-test.sh" > "$SHCA_TOP/out/pkg.ktap" 2> "$SHCA_TOP/out/pkg.log"
+	if ! ktap_parse "pkg: " "$SHCA_TOP/out/pkg-install.ktap" \
+		"$(cat "$SHCA_TOP/out/pkg-install.rc")"; then
+		tail -n 30 "$SHCA_TOP/out/pkg-install.log"
+	fi
+	"$SHCA_TOP/scripts/pkg-test.sh" --boot > "$SHCA_TOP/out/pkg.ktap" 2> "$SHCA_TOP/out/pkg.log"
 	prc=$?
 	if ! ktap_parse "pkg: " "$SHCA_TOP/out/pkg.ktap" $prc; then
 		tail -n 30 "$SHCA_TOP/out/pkg.log"

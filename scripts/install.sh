@@ -49,7 +49,7 @@ install)
 	cp -r "$SHCA_TOP/drivers" "$b/"
 	cp -r "$SHCA_TOP/include/uapi" "$SHCA_TOP/include/shca" "$b/include/"
 	shca_log "building shca.ko for $kver"
-	make -s -C "$kdir" M="$b/drivers/infiniband/sw/shca" modules >&2 ||
+	make -s -j"$(nproc)" -C "$kdir" M="$b/drivers/infiniband/sw/shca" modules >&2 ||
 		shca_die "the module build failed"
 	build=$("$SHCA_TOP/scripts/build-rdma-core.sh")
 	shca_provider_loads "$build/lib/libshca-rdmav34.so"

@@ -3,7 +3,9 @@
 #
 # The packages on a Debian 12 system, as a user would install them.
 #
-#   pkg-test.sh
+#   pkg-test.sh                  all of it
+#   pkg-test.sh --install        its host steps: 1, 2 and 5
+#   pkg-test.sh --boot           then the rest: 3 and 4
 #   SHCA_DEBS=DIR pkg-test.sh    the packages scripts/build-debs.sh made
 #                                there already
 #
@@ -26,20 +28,21 @@
 # Steps 1, 2, 4 and 5 are checked here; step 3 in the guests.  The
 # packages go in through a chroot, not in the booted guest: DKMS under
 # TCG would take many minutes for what the chroot does in seconds, and
-# the guest boots the very tree the chroot changed.  Reports in
-# KTAP: this script's own checks on stdout, each guest's in
-# out/pkg-<release>/results (check.sh counts both).  Exits non-zero if a
-# host step fails or a guest run fails.
+# the guest boots the very tree the chroot changed.  make check runs the
+# host's builds (--install) in the background beside its debug guest, and
+# the boots (--boot, on the overlay --install left in out/pkg) at its
+# end.  Reports in KTAP: this script's own checks on stdout, each
+# guest's in out/pkg-<release>/results (check.sh counts both).  Exits
+# non-zero if a host step fails or a guest run fails.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# No result of an earlier run may be counted as this one's.
-rm -rf "$SHCA_TOP"/out/pkg-*/
+mode=${1:-all}
+case "$mode" in
+all|--install|--boot) ;;
+*) shca_die "pkg-test.sh: --install, --boot or no argument" ;;
+esac
 
-# make check builds the packages in the background beforehand and names
-# their directory in SHCA_DEBS.
-debs=${SHCA_DEBS:-}
-[ -n "$debs" ] || debs=$("$SHCA_TOP/scripts/build-debs.sh")
 base=$("$SHCA_TOP/scripts/build-sysroot.sh")
 rel61=$(shca_stock_release stock61)
 rel612=$(shca_stock_release stock)
@@ -58,8 +61,17 @@ teardown() {
 }
 trap teardown EXIT
 teardown
-rm -rf "$w"
-mkdir -p "$w/upper" "$w/work" "$root"
+if [ "$mode" != --boot ]; then
+	# No result of an earlier run may be counted as this one's.
+	rm -rf "$SHCA_TOP"/out/pkg-*/ "$w"
+	# make check builds the packages in the background beforehand and
+	# names their directory in SHCA_DEBS.
+	debs=${SHCA_DEBS:-}
+	[ -n "$debs" ] || debs=$("$SHCA_TOP/scripts/build-debs.sh")
+	mkdir -p "$w/upper" "$w/work" "$root"
+fi
+# --boot takes the system --install left: its upper layer over the same
+# cached tree.
 mount -t overlay overlay \
 	-o "lowerdir=$base,upperdir=$w/upper,workdir=$w/work" "$root"
 
@@ -87,7 +99,10 @@ in_root() {
 
 n=0 rc=0
 echo "KTAP version 1"
-echo "1..6"
+case "$mode" in
+all) echo "1..6" ;;
+*) echo "1..3" ;;
+esac
 # check NAME CMD...: one result, CMD's output as KTAP comments on failure.
 check() {
 	local name=$1 out st=0
@@ -133,29 +148,24 @@ new_kernel() {
 		{ echo "depmod of $rel612 does not know shca.ko"; return 1; }
 }
 
-check "dpkg -i shca-dkms libshca builds shca.ko for $rel61" install_debs
-check "installing kernel $rel612 builds shca.ko for it" new_kernel
-
-# The guests run from this tree: the checkout at its own path, and the
-# busybox the test guest's init powers off with.
-host_umounts
-mkdir -p "$root$SHCA_TOP"
-mount --bind "$SHCA_TOP" "$root$SHCA_TOP"
-[ -x "$root/bin/busybox" ] || cp /bin/busybox "$root/bin/busybox"
+# installed: --install put both packages in, with shca.ko for both
+# kernels.
+installed() {
+	[ -f "$w/installed" ] ||
+		{ echo "the packages are not installed (pkg-test.sh --install failed)"; return 1; }
+}
 
 boot() {
 	local rel=$1 out=$SHCA_TOP/out/pkg-$1
+	installed || return 1
 	"$SHCA_TOP/scripts/vm.sh" --kernel "system:$rel" --root "$root" \
 		--out "$out" --timeout 900 tests/package/installed.sh "$ver" &&
 		[ -s "$out/results" ]
 }
-check "the system boots $rel61 and runs the tests" boot "$rel61"
-check "the system boots $rel612 and runs the tests" boot "$rel612"
-umount -l "$root$SHCA_TOP"
-host_mounts
 
 remove_debs() {
 	local k
+	installed || return 1
 	in_root dpkg -r shca-dkms libshca || return 1
 	for k in "$rel61" "$rel612"; do
 		[ ! -e "$(ko "$k")" ] || { echo "$(ko "$k") is still there"; return 1; }
@@ -171,7 +181,6 @@ remove_debs() {
 	[ -z "$(in_root dkms status shca)" ] ||
 		{ echo "dkms still knows shca"; return 1; }
 }
-check "dpkg -r removes shca.ko from every kernel, and the provider" remove_debs
 
 # make install and make uninstall, for the 6.1 kernel, into a staging
 # root: the same files where the packages put them, and none left after.
@@ -195,5 +204,23 @@ install_tree() {
 	f=$(find "$d" -type f ! -name 'modules.*')
 	[ -z "$f" ] || { echo "make uninstall left $f"; return 1; }
 }
-check "make install and make uninstall into a staging root" install_tree
+if [ "$mode" != --boot ]; then
+	check "dpkg -i shca-dkms libshca builds shca.ko for $rel61" install_debs
+	check "installing kernel $rel612 builds shca.ko for it" new_kernel
+	[ $rc -ne 0 ] || touch "$w/installed"
+	check "make install and make uninstall into a staging root" install_tree
+fi
+[ "$mode" != --install ] || exit $rc
+
+# The guests run from this tree: the checkout at its own path, and the
+# busybox the test guest's init powers off with.
+host_umounts
+mkdir -p "$root$SHCA_TOP"
+mount --bind "$SHCA_TOP" "$root$SHCA_TOP"
+[ -x "$root/bin/busybox" ] || cp /bin/busybox "$root/bin/busybox"
+check "the system boots $rel61 and runs the tests" boot "$rel61"
+check "the system boots $rel612 and runs the tests" boot "$rel612"
+umount -l "$root$SHCA_TOP"
+host_mounts
+check "dpkg -r removes shca.ko from every kernel, and the provider" remove_debs
 exit $rc

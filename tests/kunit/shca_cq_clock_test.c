@@ -2,12 +2,14 @@
 /*
  * KUnit: the device clock and the completion timestamp of every CQE.
  *
- * The model stamps each CQE with its free-running clock as it publishes
- * it.  These cases read the stamps straight from the rings, before the
- * CQEs are polled: every kind of CQE (each opcode, fast registration and
- * local invalidation, a remote error, send and receive flushes) carries
- * one taken between the post and the poll, within the clock's mask, and a
- * CQ's stamps never go back in ring order.
+ * The model stamps each CQE of a CQ created with
+ * IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION with its free-running clock as
+ * it publishes it.  These cases read the stamps straight from the rings,
+ * before the CQEs are polled: every kind of CQE (each opcode, fast
+ * registration and local invalidation, a remote error, send and receive
+ * flushes) carries one taken between the post and the poll, within the
+ * clock's mask, and a CQ's stamps never go back in ring order.  A CQ
+ * created without the flag gets CQEs with no stamp.
  */
 #include <kunit/test.h>
 #include <linux/scatterlist.h>
@@ -23,6 +25,25 @@
 static u64 shca_test_clock(struct shca_tq *tq)
 {
 	return shca_hw_read_clock(to_shca_dev(tq->dev)->hw);
+}
+
+/*
+ * Two RC ends on one device, each on a CQ of its own that asks for
+ * completion timestamps.
+ */
+static void shca_test_clock_pair(struct kunit *test, struct shca_tq *a,
+				 struct shca_tq *b)
+{
+	struct ib_device *dev, *unused;
+	struct ib_cq *acq, *bcq;
+
+	shca_test_devices(test, false, &dev, &unused);
+	acq = shca_test_cq_new_flags(test, dev, 16,
+				     IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION);
+	bcq = shca_test_cq_new_flags(test, dev, 16,
+				     IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION);
+	shca_test_tq_init_on(test, a, dev, IB_QPT_RC, NULL, acq, acq, 8);
+	shca_test_tq_init_on(test, b, dev, IB_QPT_RC, NULL, bcq, bcq, 8);
 }
 
 /*
@@ -97,7 +118,7 @@ static void shca_test_cqe_stamped_per_opcode(struct kunit *test)
 	u64 t0, last;
 	int i;
 
-	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_clock_pair(test, a, b);
 	shca_test_connect(test, a, b);
 	for (i = 0; op->recv && i < SHCA_TEST_OPS; i++)
 		KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 100 + i, 0, 64));
@@ -156,7 +177,7 @@ static void shca_test_cqe_stamped_on_fast_reg_and_atomics(struct kunit *test)
 	u32 rkey;
 	int i, err;
 
-	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_clock_pair(test, a, b);
 	shca_test_connect(test, a, b);
 	mr = ib_alloc_mr(b->pd, IB_MR_TYPE_MEM_REG, 1);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
@@ -197,7 +218,7 @@ static void shca_test_cqe_stamped_on_errors_and_flushes(struct kunit *test)
 	u64 t0, last;
 	int i;
 
-	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_clock_pair(test, a, b);
 	shca_test_connect(test, a, b);
 	t0 = shca_test_clock(a);
 	/* A bad rkey: a remote access error, and both QPs go to ERR. */
@@ -231,7 +252,7 @@ static void shca_test_clock_is_monotonic_ns(struct kunit *test)
 	struct ib_device_attr attr;
 	u64 before, clock, after;
 
-	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_clock_pair(test, a, b);
 	KUNIT_ASSERT_EQ(test, 0, a->dev->ops.query_device(a->dev, &attr, NULL));
 	KUNIT_EXPECT_EQ(test, 1000000ULL, attr.hca_core_clock);
 	KUNIT_EXPECT_EQ(test, U64_MAX, attr.timestamp_mask);
@@ -242,6 +263,38 @@ static void shca_test_clock_is_monotonic_ns(struct kunit *test)
 	after = ktime_get_ns();
 	KUNIT_EXPECT_LE(test, before, clock);
 	KUNIT_EXPECT_LE(test, clock, after);
+}
+
+/*
+ * A CQ that did not ask for timestamps gets CQEs without one, sends and
+ * receives alike.
+ */
+static void shca_test_cqe_unstamped_without_the_flag(struct kunit *test)
+{
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	struct shca_hw_cqe *cqe;
+	struct shca_cq *cq;
+	unsigned long flags;
+	u32 i;
+
+	shca_test_pair(test, a, b, IB_QPT_RC, 8);
+	shca_test_connect(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 100, 0, 64));
+	KUNIT_ASSERT_EQ(test, 0,
+			shca_test_post_send(a, b, IB_WR_SEND, 1, 0, 0, 8, 0));
+	shca_test_wait_cqes(test, a->cq, 1);
+	shca_test_wait_cqes(test, b->cq, 1);
+	for (i = 0; i < 2; i++) {
+		cq = to_shca_cq(i ? b->cq : a->cq);
+		spin_lock_irqsave(&cq->lock, flags);
+		cqe = &cq->ring[cq->ci & ((1U << cq->log_depth) - 1)];
+		KUNIT_EXPECT_EQ_MSG(test, 0ULL,
+				    get_unaligned_le64(cqe->timestamp),
+				    "%s CQE", i ? "receive" : "send");
+		spin_unlock_irqrestore(&cq->lock, flags);
+	}
+	shca_test_expect(test, a, IB_WC_SUCCESS, 1);
+	shca_test_expect(test, b, IB_WC_SUCCESS, 100);
 }
 
 /* A CQ may ask for completion timestamps; other creation flags fail. */
@@ -272,6 +325,7 @@ static struct kunit_case shca_cq_clock_cases[] = {
 	KUNIT_CASE(shca_test_cqe_stamped_on_fast_reg_and_atomics),
 	KUNIT_CASE(shca_test_cqe_stamped_on_errors_and_flushes),
 	KUNIT_CASE(shca_test_clock_is_monotonic_ns),
+	KUNIT_CASE(shca_test_cqe_unstamped_without_the_flag),
 	KUNIT_CASE(shca_test_create_cq_flags),
 	{}
 };

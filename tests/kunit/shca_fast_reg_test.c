@@ -3,7 +3,9 @@
  * KUnit: fast registration as the kernel ULPs use it.  ib_map_mr_sg()
  * with 4 KiB pages (nvme-rdma, iser), PAGE_SIZE, and larger pages (64 KiB,
  * and 2 MiB as for huge pages), with an iova that starts inside the first
- * page and a length that ends inside the last; IB_WR_REG_MR on a real QP;
+ * page and a length that ends inside the last, and pages that neighbour
+ * each other in memory (which the device copies as one run) in order,
+ * in two runs and backwards; IB_WR_REG_MR on a real QP;
  * then a peer's RDMA WRITE and READ through the rkey, and the owner's own
  * use of the lkey, must land exactly where the page list says, and no byte
  * outside the range may move.  Accesses outside the range, or after a
@@ -45,6 +47,9 @@ static u8 shca_fr_byte(u64 j)
  * @order: the page order of each chunk
  * @nchunks: chunks, each @page_size bytes and aligned to it
  * @chunks: their kernel addresses
+ * @block: the one allocation the chunks were carved from, or NULL when
+ *	each is an allocation of its own
+ * @block_order: its page order
  * @sgl: the scatterlist, one entry per chunk
  * @nents: entries ib_dma_map_sg() mapped, 0 before
  * @shadow: what the chunks must hold, side by side
@@ -57,6 +62,8 @@ struct shca_fr {
 	unsigned int order;
 	u32 nchunks;
 	u8 **chunks;
+	u8 *block;
+	unsigned int block_order;
 	struct scatterlist *sgl;
 	int nents;
 	u8 *shadow;
@@ -73,7 +80,9 @@ static void shca_fr_free(void *arg)
 	if (fr->nents)
 		ib_dma_unmap_sg(fr->dev, fr->sgl, fr->nchunks,
 				DMA_BIDIRECTIONAL);
-	for (i = 0; i < fr->nchunks; i++)
+	if (fr->block)
+		free_pages((unsigned long)fr->block, fr->block_order);
+	for (i = 0; i < fr->nchunks && !fr->block; i++)
 		if (fr->chunks[i])
 			free_pages((unsigned long)fr->chunks[i], fr->order);
 	vfree(fr->shadow);
@@ -83,10 +92,12 @@ static void shca_fr_free(void *arg)
  * @nchunks chunks of @page_size bytes, each filled with the canary and
  * DMA-mapped as one scatterlist entry (the last one @tail bytes short),
  * and an MR of @max_pages pages on @tq's PD.  Not mapped into the MR yet.
+ * With @carve, the chunks are the pages of one allocation, chunk i its
+ * page @carve[i]: pages in order make runs the device copies in one go.
  */
 static struct shca_fr *shca_fr_new(struct kunit *test, struct shca_tq *tq,
 				   u32 page_size, u32 nchunks, u32 tail,
-				   u32 max_pages)
+				   u32 max_pages, const u8 *carve)
 {
 	struct shca_fr *fr;
 	u32 i;
@@ -110,9 +121,19 @@ static struct shca_fr *shca_fr_new(struct kunit *test, struct shca_tq *tq,
 	memset(fr->shadow, SHCA_FR_CANARY, (size_t)nchunks * page_size);
 
 	sg_init_table(fr->sgl, nchunks);
+	if (carve) {
+		fr->block_order = get_order((size_t)nchunks * page_size);
+		fr->block = (u8 *)__get_free_pages(GFP_KERNEL | __GFP_NOWARN,
+						   fr->block_order);
+		KUNIT_ASSERT_NOT_NULL(test, fr->block);
+	}
 	for (i = 0; i < nchunks; i++) {
-		fr->chunks[i] = (u8 *)__get_free_pages(GFP_KERNEL | __GFP_NOWARN,
-						       fr->order);
+		if (carve)
+			fr->chunks[i] = fr->block + (size_t)carve[i] * page_size;
+		else
+			fr->chunks[i] = (u8 *)__get_free_pages(GFP_KERNEL |
+							       __GFP_NOWARN,
+							       fr->order);
 		KUNIT_ASSERT_NOT_NULL_MSG(test, fr->chunks[i],
 					  "no %u-byte chunk", page_size);
 		/* A chunk of the buddy allocator is aligned to its size. */
@@ -273,6 +294,8 @@ static u32 shca_fr_windows(const struct shca_fr *fr, u32 offset,
  * @nchunks: pages of that size, each a scatterlist entry of its own
  * @offset: where in the first page the iova starts
  * @tail: bytes of the last page left out of the registration
+ * @carve: NULL, or the pages of one allocation the chunks are, in the
+ *	page list's order (see shca_fr_new())
  */
 struct shca_fr_param {
 	const char *name;
@@ -280,7 +303,16 @@ struct shca_fr_param {
 	u32 nchunks;
 	u32 offset;
 	u32 tail;
+	const u8 *carve;
 };
+
+/*
+ * Pages of one allocation: one run the device copies whole; two runs
+ * with a break between them; and neighbours listed backwards, no run.
+ */
+static const u8 shca_fr_in_order[] = { 0, 1, 2, 3 };
+static const u8 shca_fr_two_runs[] = { 2, 3, 0, 1 };
+static const u8 shca_fr_backwards[] = { 3, 2, 1, 0 };
 
 static const struct shca_fr_param shca_fr_params[] = {
 	{ "4k_aligned", 12, 3, 0, 0 },
@@ -290,6 +322,9 @@ static const struct shca_fr_param shca_fr_params[] = {
 	{ "64k_offset_and_short_tail", 16, 3, 12345, 5000 },
 	{ "2m_aligned", 21, 2, 0, 0 },
 	{ "2m_offset_and_short_tail", 21, 3, SZ_4K + 17, SZ_64K + 3 },
+	{ "4k_one_run_of_pages", 12, 4, 100, 1000, shca_fr_in_order },
+	{ "4k_two_runs_of_pages", 12, 4, 0, 0, shca_fr_two_runs },
+	{ "4k_neighbours_backwards", 12, 4, 4000, 0, shca_fr_backwards },
 };
 
 static void shca_fr_desc(const struct shca_fr_param *p, char *desc)
@@ -322,7 +357,8 @@ static void shca_test_reg_mr_lands_every_byte_where_the_page_list_says(struct ku
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, NULL, 16, 8);
 	shca_test_connect(test, a, b);
-	fr = shca_fr_new(test, b, page_size, p->nchunks, p->tail, p->nchunks);
+	fr = shca_fr_new(test, b, page_size, p->nchunks, p->tail, p->nchunks,
+			 p->carve);
 
 	KUNIT_ASSERT_EQ(test, (int)p->nchunks,
 			ib_map_mr_sg(fr->mr, fr->sgl, fr->nents, &sg_offset,
@@ -445,7 +481,7 @@ static void shca_test_reg_mr_refuses_what_is_outside_it(struct kunit *test)
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, NULL, 16, 8);
 	shca_test_connect(test, a, b);
-	fr = shca_fr_new(test, b, SZ_4K, 3, 1000, 3);
+	fr = shca_fr_new(test, b, SZ_4K, 3, 1000, 3, NULL);
 	KUNIT_ASSERT_EQ(test, 3, ib_map_mr_sg(fr->mr, fr->sgl, fr->nents,
 					      &sg_offset, SZ_4K));
 	if (p->bad == SHCA_FR_WRITE_NO_RIGHT)
@@ -594,7 +630,7 @@ static void shca_test_max_fast_reg_page_list_len_is_the_limit(struct kunit *test
 
 	/* One chunk of max + 1 pages, as max + 1 entries of 4 KiB. */
 	fr = shca_fr_new(test, b, roundup_pow_of_two((max + 1) * SZ_4K), 1, 0,
-			 max);
+			 max, NULL);
 	base = fr->chunks[0];
 	ib_dma_unmap_sg(db, fr->sgl, 1, DMA_BIDIRECTIONAL);
 	fr->nents = 0;
@@ -649,7 +685,7 @@ static void shca_test_map_mr_sg_stops_at_a_gap(struct kunit *test)
 		ib_dereg_mr(mr);
 
 	/* Pages A, B, C; B's entry ends in its middle: a gap before C. */
-	fr = shca_fr_new(test, b, SZ_4K, 3, 0, 3);
+	fr = shca_fr_new(test, b, SZ_4K, 3, 0, 3, NULL);
 	ib_dma_unmap_sg(db, fr->sgl, 3, DMA_BIDIRECTIONAL);
 	sg_set_buf(&fr->sgl[1], fr->chunks[1], SZ_2K);
 	KUNIT_ASSERT_EQ(test, 3, ib_dma_map_sg(db, fr->sgl, 3,
@@ -700,7 +736,7 @@ static void shca_test_local_inv_then_reg_with_a_new_key(struct kunit *test)
 	shca_test_tq_init(test, a, da, IB_QPT_RC, NULL, 16, 8);
 	shca_test_tq_init(test, b, db, IB_QPT_RC, NULL, 16, 8);
 	shca_test_connect(test, a, b);
-	fr = shca_fr_new(test, b, SZ_4K, 2, 0, 2);
+	fr = shca_fr_new(test, b, SZ_4K, 2, 0, 2, NULL);
 	KUNIT_ASSERT_EQ(test, 2, ib_map_mr_sg(fr->mr, fr->sgl, fr->nents,
 					      &sg_offset, SZ_4K));
 	KUNIT_ASSERT_EQ(test, IB_WC_SUCCESS,

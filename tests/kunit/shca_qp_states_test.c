@@ -368,6 +368,9 @@ static void shca_qp_states_side_effects(struct kunit *test, struct shca_tq *tq,
 	}
 }
 
+/* The cases' device: RC, UC and UD share one, GSI has its own. */
+static struct shca_test_shared shca_qp_states_dev = { .name = SHCA_TEST_DEV };
+
 /* A case's device, and the QP of its last try. */
 struct shca_qp_states_ctx {
 	struct ib_device *dev;
@@ -385,11 +388,10 @@ static void shca_qp_states_try(struct kunit *test, const struct shca_qp_states_p
 
 	if (!ctx->dev) {
 		/* ib_mad must not own the GSI QP of the device under test. */
-		ctx->dev = shca_test_add_flags(test, SHCA_TEST_DEV,
-					       shca_test_netdev(test),
-					       shca_qp_states_types[p->type] ==
-					       IB_QPT_GSI ? SHCA_DEV_F_NO_MAD :
-					       0);
+		ctx->dev = shca_test_shared_dev(test, &shca_qp_states_dev,
+						shca_qp_states_types[p->type] ==
+						IB_QPT_GSI ? SHCA_DEV_F_NO_MAD :
+						0);
 	}
 	/* One GSI QP per device: the last try's goes first. */
 	if (ctx->last && ctx->last->qp) {
@@ -469,8 +471,14 @@ static struct kunit_case shca_qp_states_cases[] = {
 	{}
 };
 
+static void shca_qp_states_exit(struct kunit_suite *suite)
+{
+	shca_test_shared_del(&shca_qp_states_dev);
+}
+
 static struct kunit_suite shca_qp_states_suite = {
 	.name = "shca_qp_states",
+	.suite_exit = shca_qp_states_exit,
 	.test_cases = shca_qp_states_cases,
 };
 

@@ -80,6 +80,26 @@ struct shca_test_srq {
 };
 
 /**
+ * struct shca_test_shared - a device the cases of one suite share
+ * @name: its name
+ * @ndev: its netdev, or NULL
+ * @dev: the device, referenced, or NULL
+ * @flags: the SHCA_DEV_F_* it was made with
+ *
+ * Making and removing a device and its netdev costs more than most cases
+ * cost to run: a parameterized case made of many small ones asks
+ * shca_test_shared_dev() for its device, and the suite's exit removes it
+ * with shca_test_shared_del().  Each case still makes and frees every
+ * object it uses on the device.
+ */
+struct shca_test_shared {
+	const char *name;
+	struct net_device *ndev;
+	struct ib_device *dev;
+	u32 flags;
+};
+
+/**
  * struct shca_test_mpt - an MPT entry made as reg_user_mr makes one
  * @sdev: the device
  * @key: its key
@@ -118,6 +138,9 @@ struct ib_device *shca_test_add_flags(struct kunit *test, const char *name,
 
 void shca_test_devices(struct kunit *test, bool two, struct ib_device **a,
 		       struct ib_device **b);
+struct ib_device *shca_test_shared_dev(struct kunit *test,
+				       struct shca_test_shared *sd, u32 flags);
+void shca_test_shared_del(struct shca_test_shared *sd);
 void shca_test_tq_init(struct kunit *test, struct shca_tq *tq,
 		       struct ib_device *dev, enum ib_qp_type type,
 		       struct ib_srq *srq, int cq_depth, u32 wr);
@@ -127,6 +150,8 @@ void shca_test_tq_init_on(struct kunit *test, struct shca_tq *tq,
 			  struct ib_cq *rcq, u32 wr);
 struct ib_cq *shca_test_cq_new(struct kunit *test, struct ib_device *dev,
 			       int depth);
+struct ib_cq *shca_test_cq_new_flags(struct kunit *test, struct ib_device *dev,
+				     int depth, u32 flags);
 int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer);
 void shca_test_connect(struct kunit *test, struct shca_tq *a,
 		       struct shca_tq *b);

@@ -135,6 +135,56 @@ void shca_test_devices(struct kunit *test, bool two, struct ib_device **a,
 		   *a;
 }
 
+/**
+ * shca_test_shared_del() - remove a suite's shared device and its netdev
+ * @sd: the suite's device; empty after, and empty is fine
+ */
+void shca_test_shared_del(struct shca_test_shared *sd)
+{
+	if (sd->dev)
+		ib_unregister_device_and_put(sd->dev);
+	/* Gone with its netdev, if it was made but never found. */
+	if (sd->ndev)
+		shca_test_free_netdev(sd->ndev);
+	sd->dev = NULL;
+	sd->ndev = NULL;
+}
+
+/**
+ * shca_test_shared_dev() - a suite's shared device, made if need be
+ * @test: the case asking
+ * @sd: the suite's device
+ * @flags: SHCA_DEV_F_* it must have been made with; a device made with
+ *	others is removed and a new one made
+ *
+ * Return: the device, which lives until shca_test_shared_del().
+ */
+struct ib_device *shca_test_shared_dev(struct kunit *test,
+				       struct shca_test_shared *sd, u32 flags)
+{
+	struct net_device *ndev;
+	int err;
+
+	if (sd->dev && sd->flags == flags)
+		return sd->dev;
+	shca_test_shared_del(sd);
+	ndev = shca_test_alloc_netdev(test);
+	err = register_netdev(ndev);
+	if (err)
+		free_netdev(ndev);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	sd->ndev = ndev;
+	rtnl_lock();
+	err = dev_open(ndev, NULL);
+	rtnl_unlock();
+	KUNIT_ASSERT_EQ(test, 0, err);
+	KUNIT_ASSERT_EQ(test, 0, shca_dev_add_flags(sd->name, ndev, flags));
+	sd->dev = ib_device_get_by_name(sd->name, RDMA_DRIVER_UNKNOWN);
+	KUNIT_ASSERT_NOT_NULL(test, sd->dev);
+	sd->flags = flags;
+	return sd->dev;
+}
+
 static void shca_test_comp(struct ib_cq *cq, void *ctx)
 {
 	struct shca_tq *tq = ctx;
@@ -274,6 +324,29 @@ static void shca_test_cq_free(void *cq)
 }
 
 /**
+ * shca_test_cq_new_flags() - a CQ with creation flags that outlives every
+ *	end created after it
+ * @test: the test; the CQ is destroyed when it ends
+ * @dev: the device
+ * @depth: CQEs it must hold
+ * @flags: IB_UVERBS_CQ_FLAGS_*
+ *
+ * Return: the CQ, polled directly.
+ */
+struct ib_cq *shca_test_cq_new_flags(struct kunit *test, struct ib_device *dev,
+				     int depth, u32 flags)
+{
+	struct ib_cq_init_attr attr = { .cqe = depth, .flags = flags };
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(dev, NULL, NULL, NULL, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, shca_test_cq_free, cq));
+	return cq;
+}
+
+/**
  * shca_test_cq_new() - a CQ that outlives every end created after it
  * @test: the test; the CQ is destroyed when it ends
  * @dev: the device
@@ -284,14 +357,7 @@ static void shca_test_cq_free(void *cq)
 struct ib_cq *shca_test_cq_new(struct kunit *test, struct ib_device *dev,
 			       int depth)
 {
-	struct ib_cq_init_attr attr = { .cqe = depth };
-	struct ib_cq *cq;
-
-	cq = ib_create_cq(dev, NULL, NULL, NULL, &attr);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
-	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, shca_test_cq_free, cq));
-	return cq;
+	return shca_test_cq_new_flags(test, dev, depth, 0);
 }
 
 /**
@@ -417,7 +483,7 @@ void shca_test_wait_cqes(struct kunit *test, struct ib_cq *cq, u32 n)
  */
 u64 shca_test_drv_counter(struct ib_device *dev, enum shca_drv_counter c)
 {
-	return atomic64_read(&to_shca_dev(dev)->drv_counters[c]);
+	return shca_drv_counter(to_shca_dev(dev), c);
 }
 
 /**

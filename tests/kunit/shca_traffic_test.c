@@ -7,6 +7,7 @@
  */
 #include <kunit/test.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <rdma/ib_cache.h>
 
 #include "shca.h"
@@ -166,6 +167,11 @@ struct shca_traffic {
 	struct ib_wc wc[4];
 };
 
+/* The cases' devices: the first, and the second of two-device cases. */
+static struct shca_test_shared shca_traffic_devs[2] = {
+	{ .name = SHCA_TEST_DEV }, { .name = SHCA_TEST_DEV2 },
+};
+
 static void shca_traffic_setup(struct kunit *test, struct shca_traffic *t,
 			       const struct shca_traffic_case *c)
 {
@@ -173,7 +179,8 @@ static void shca_traffic_setup(struct kunit *test, struct shca_traffic *t,
 
 	t->test = test;
 	t->c = c;
-	shca_test_devices(test, c->two, &da, &db);
+	da = shca_test_shared_dev(test, &shca_traffic_devs[0], 0);
+	db = c->two ? shca_test_shared_dev(test, &shca_traffic_devs[1], 0) : da;
 	shca_test_tq_init(test, &t->a, da, c->type, NULL, 16, 8);
 	shca_test_tq_init(test, &t->b, db, c->type, NULL, 16, 8);
 	shca_test_connect(test, &t->a, &t->b);
@@ -532,13 +539,59 @@ static void shca_test_opcode_delivers_data_and_completion(struct kunit *test)
 	}
 }
 
+/*
+ * An RDMA WRITE from a buffer into itself, the two ranges overlapping,
+ * forwards and backwards, within one run of memory (the PD's DMA keys):
+ * the bytes arrive as they were before the write began, as memmove()
+ * would move them.
+ */
+static void shca_test_write_over_its_own_source_lands_as_memmove(struct kunit *test)
+{
+	static const struct { u32 from, to; } moves[] = {
+		{ 0, 1000 }, { 1000, 0 }, { 100, 4196 },
+	};
+	const u32 len = 3 * SZ_4K, span = len + SZ_8K;
+	struct shca_tq *a = shca_test_tq_new(test);
+	struct ib_device *dev;
+	u8 *want;
+	u32 i, k;
+
+	dev = shca_test_shared_dev(test, &shca_traffic_devs[0], 0);
+	shca_test_tq_init(test, a, dev, IB_QPT_RC, NULL, 16, 8);
+	shca_test_connect(test, a, a);
+	want = kunit_kmalloc(test, span, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	for (k = 0; k < ARRAY_SIZE(moves); k++) {
+		for (i = 0; i < span; i++)
+			a->buf[i] = (u8)(i * 7 + k + 1);
+		memcpy(want, a->buf, span);
+		memmove(want + moves[k].to, want + moves[k].from, len);
+		KUNIT_ASSERT_EQ(test, 0,
+				shca_test_post_send(a, a, IB_WR_RDMA_WRITE, k,
+						    moves[k].from, moves[k].to,
+						    len, 0));
+		shca_test_expect(test, a, IB_WC_SUCCESS, k);
+		KUNIT_EXPECT_MEMEQ_MSG(test, a->buf, want, span,
+				       "from %u to %u", moves[k].from,
+				       moves[k].to);
+	}
+}
+
 static struct kunit_case shca_traffic_cases[] = {
 	KUNIT_CASE_PARAM(shca_test_opcode_delivers_data_and_completion, shca_traffic_gen_params),
+	KUNIT_CASE(shca_test_write_over_its_own_source_lands_as_memmove),
 	{}
 };
 
+static void shca_traffic_exit(struct kunit_suite *suite)
+{
+	shca_test_shared_del(&shca_traffic_devs[0]);
+	shca_test_shared_del(&shca_traffic_devs[1]);
+}
+
 static struct kunit_suite shca_traffic_suite = {
 	.name = "shca_traffic",
+	.suite_exit = shca_traffic_exit,
 	.test_cases = shca_traffic_cases,
 };
 

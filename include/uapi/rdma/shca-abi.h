@@ -629,7 +629,9 @@ enum shca_hw_net_type {
  *	(query_device: hca_core_clock 1000000 kHz, all 64 bits in the
  *	completion timestamp mask); little-endian and unaligned, in the
  *	bytes the first ABI reserved, so that the CQE stays 32 bytes with
- *	the owner byte last
+ *	the owner byte last.  Only on a CQ created with
+ *	IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION (libibverbs asks for it for
+ *	an extended CQ with a timestamp in its wc_flags); 0 on others
  * @owner: bit 0 is the phase: the device writes 1 on its first pass over
  *	the ring, 0 on the second, and so on; a CQE whose phase does not
  *	match the consumer's pass is not valid yet

@@ -47,6 +47,7 @@
 #include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
@@ -93,6 +94,14 @@ enum shca_drv_counter {
 	SHCA_DRV_CNT_NUM,
 };
 
+/**
+ * struct shca_drv_counters - one CPU's share of the driver's counters
+ * @c: by enum shca_drv_counter
+ */
+struct shca_drv_counters {
+	u64 c[SHCA_DRV_CNT_NUM];
+};
+
 /*
  * Device flags.  SHCA_DEV_F_NO_MAD: the port does not advertise the MAD
  * and CM capabilities, so ib_mad leaves the GSI QP to whoever creates it
@@ -123,7 +132,8 @@ enum shca_drv_counter {
  * @srqs: SRQs by number, for SRQ events
  * @qpn_wait: woken when a destroyed QP leaves @qps, for a create that got
  *	its QPN back from the device before the destroy had swept
- * @drv_counters: the driver's counters, by enum shca_drv_counter
+ * @drv_counters: the driver's counters, per CPU (shca_drv_count(),
+ *	shca_drv_counter())
  * @odp_mrs: ODP MRs by MPT index, for the page fault handler and prefetch
  * @odp_mutex: a prefetch holds it, so an ODP MR it found stays; a dereg
  *	takes it to remove the MR from @odp_mrs
@@ -152,7 +162,7 @@ struct shca_dev {
 	struct xarray qps;
 	struct xarray srqs;
 	wait_queue_head_t qpn_wait;
-	atomic64_t drv_counters[SHCA_DRV_CNT_NUM];
+	struct shca_drv_counters __percpu *drv_counters;
 	struct xarray odp_mrs;
 	struct mutex odp_mutex;	/* holds ODP MRs found for a prefetch */
 	atomic_t nr_ah;
@@ -431,6 +441,25 @@ struct shca_mw {
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
+}
+
+/* Count @n of @c on this CPU: no cache line the other CPUs write. */
+static inline void shca_drv_count(struct shca_dev *sdev,
+				  enum shca_drv_counter c, u64 n)
+{
+	this_cpu_add(sdev->drv_counters->c[c], n);
+}
+
+/* The sum of @c over every CPU. */
+static inline u64 shca_drv_counter(struct shca_dev *sdev,
+				   enum shca_drv_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sdev->drv_counters, cpu)->c[c];
+	return sum;
 }
 
 static inline struct shca_ucontext *

@@ -93,7 +93,11 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		if (err)
 			return err;
 	}
-	/* Every CQE carries its completion time: asking for it is free. */
+	/*
+	 * A CQE carries its completion time on a CQ that asks for it:
+	 * libibverbs asks for an extended CQ with a timestamp in its
+	 * wc_flags.  The others save the clock read.
+	 */
 	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION) {
 		shca_dbg(sdev, "unsupported CQ flags %#x\n", attr->flags);
 		return -EOPNOTSUPP;
@@ -119,6 +123,8 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	params.ring = cq->ring;
 	params.log_depth = cq->log_depth;
 	params.dbrec = cq->dbrec;
+	if (attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
+		params.flags = SHCA_HW_CQ_F_TIMESTAMP;
 	err = shca_cmd_create_cq(sdev, &params, &id);
 	if (err)
 		goto err_buf;
@@ -392,7 +398,7 @@ static void shca_cq_swept(struct shca_dev *sdev, struct shca_cq *cq, u32 qpn,
 	cq->ci += n;
 	/* The moved CQEs are in place before the device may reuse a slot. */
 	smp_store_release(&cq->dbrec->ci, cq->ci);
-	atomic64_add(n, &sdev->drv_counters[SHCA_DRV_CNT_SWEPT]);
+	shca_drv_count(sdev, SHCA_DRV_CNT_SWEPT, n);
 	shca_dbg(sdev, "CQ %u: %u CQEs of QP %u swept\n", cq->cqn, n, qpn);
 }
 
@@ -577,7 +583,7 @@ int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			continue;
 		}
 		/* The sweep leaves none of these: the model misbehaved. */
-		atomic64_inc(&sdev->drv_counters[SHCA_DRV_CNT_STRAY]);
+		shca_drv_count(sdev, SHCA_DRV_CNT_STRAY, 1);
 		ibdev_err_ratelimited(&sdev->ibdev,
 				      "CQ %u: CQE of QP %u names no outstanding work; skipped\n",
 				      cq->cqn, cqe->qpn);

@@ -131,6 +131,8 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	shca_debugfs_teardown_delay();
 	shca_hw_destroy(sdev->hw);
 	sdev->hw = NULL;
+	free_percpu(sdev->drv_counters);
+	sdev->drv_counters = NULL;
 	if (listed)
 		queue_work(system_unbound_wq, &shca_reap_work);
 	else
@@ -291,7 +293,8 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 				       BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	sdev->hw = shca_hw_create();
-	if (!sdev->hw) {
+	sdev->drv_counters = alloc_percpu(struct shca_drv_counters);
+	if (!sdev->hw || !sdev->drv_counters) {
 		err = -ENOMEM;
 		goto err_dealloc_dev;
 	}

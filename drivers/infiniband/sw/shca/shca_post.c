@@ -169,7 +169,7 @@ static void shca_sq_doorbell(struct shca_dev *sdev, struct shca_qp *qp)
 	/* Pairs with the barrier in the model's shca_hw_req_park(). */
 	smp_mb();
 	if (READ_ONCE(qp->dbrec->sq_running)) {
-		atomic64_inc(&sdev->drv_counters[SHCA_DRV_CNT_DB_SKIPPED]);
+		shca_drv_count(sdev, SHCA_DRV_CNT_DB_SKIPPED, 1);
 		return;
 	}
 	shca_hw_ring_sq(sdev->hw, qp->qpn);

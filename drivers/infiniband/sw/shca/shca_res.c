@@ -79,8 +79,7 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	for (i = 0; i < SHCA_CNT_NUM; i++)
 		stats->value[i] = counters[i];
 	for (i = 0; i < SHCA_DRV_CNT_NUM; i++)
-		stats->value[SHCA_CNT_NUM + i] =
-			atomic64_read(&sdev->drv_counters[i]);
+		stats->value[SHCA_CNT_NUM + i] = shca_drv_counter(sdev, i);
 	return SHCA_NUM_STATS;
 }
 

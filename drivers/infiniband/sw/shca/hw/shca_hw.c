@@ -120,11 +120,16 @@ static enum shca_hw_status shca_hw_cmd_dealloc_pd(struct shca_hw *hw,
 static enum shca_hw_status shca_hw_cmd_query_counters(struct shca_hw *hw,
 						      struct shca_hw_cmd *cmd)
 {
-	int i;
+	int i, cpu;
 
 	lockdep_assert_held(&hw->lock);
-	for (i = 0; i < SHCA_CNT_NUM; i++)
-		cmd->out.counters[i] = atomic64_read(&hw->counters[i]);
+	memset(cmd->out.counters, 0, sizeof(cmd->out.counters));
+	for_each_possible_cpu(cpu) {
+		const struct shca_hw_counters *pc = per_cpu_ptr(hw->counters, cpu);
+
+		for (i = 0; i < SHCA_CNT_NUM; i++)
+			cmd->out.counters[i] += pc->c[i];
+	}
 	return SHCA_HW_OK;
 }
 
@@ -374,8 +379,9 @@ struct shca_hw *shca_hw_create(void)
 			   GFP_KERNEL);
 	hw->pkeys = kcalloc(hw->caps->max_pkeys, sizeof(*hw->pkeys),
 			    GFP_KERNEL);
-	if (!hw->gids || !hw->pkeys || shca_hw_mcast_init(hw) ||
-	    shca_hw_dm_init(hw) ||
+	hw->counters = alloc_percpu(struct shca_hw_counters);
+	if (!hw->gids || !hw->pkeys || !hw->counters ||
+	    shca_hw_mcast_init(hw) || shca_hw_dm_init(hw) ||
 	    shca_hw_sched_init(hw, shca_hw_req_turn)) {
 		shca_hw_destroy(hw);
 		return NULL;
@@ -412,6 +418,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	xa_destroy(&hw->mpts);
 	ida_destroy(&hw->pd_ida);
 	mutex_destroy(&hw->cmd_mutex);
+	free_percpu(hw->counters);
 	kfree(hw->pkeys);
 	kfree(hw->gids);
 	kfree(hw);

@@ -126,13 +126,15 @@ static bool shca_hw_cq_overflow(struct shca_hw_cq *cq)
 /**
  * shca_hw_cq_write() - produce one CQE
  * @cq: the CQ
- * @cqe: its contents; the device fills in the timestamp and the owner byte
+ * @cqe: its contents, timestamp 0; the device fills in the timestamp (on a
+ *	CQ that asked for it) and the owner byte
  * @solicited: the completion is solicited, for CQs armed for those only
  *
  * A full ring is an overflow: the CQE is lost, the CQ goes to error and
  * the CQ error event is raised, once.
  *
- * The CQE is stamped with the device clock as it is published.
+ * On a CQ created with SHCA_HW_CQ_F_TIMESTAMP, the CQE is stamped with the
+ * device clock as it is published; on others it is not read at all.
  *
  * One writer at a time per CQ, body then owner byte, so CQEs are
  * published in ring order: an entry is never valid while one before it is
@@ -166,7 +168,8 @@ void shca_hw_cq_write(struct shca_hw_cq *cq, const struct shca_hw_cqe *cqe,
 	slot = &cq->ring[cq->pi & ((1U << cq->log_depth) - 1)];
 	memcpy(slot, cqe, offsetof(struct shca_hw_cqe, owner));
 	/* Read under the lock: a CQ's timestamps never go back in ring order. */
-	put_unaligned_le64(shca_hw_read_clock(hw), slot->timestamp);
+	if (cq->timestamps)
+		put_unaligned_le64(shca_hw_read_clock(hw), slot->timestamp);
 	dma_wmb();
 	WRITE_ONCE(slot->owner, !((cq->pi >> cq->log_depth) & 1));
 	cq->pi++;
@@ -226,8 +229,8 @@ void shca_hw_arm_cq(struct shca_hw *hw, u32 cqn, u32 how)
 /**
  * shca_hw_cmd_create_cq() - run CREATE_CQ
  * @hw: the device, its command mutex held
- * @cmd: the ring, its doorbell record and depth in @cmd->in.cq; the CQN
- *	is returned in @cmd->out.id
+ * @cmd: the ring, its doorbell record, depth and flags in @cmd->in.cq; the
+ *	CQN is returned in @cmd->out.id
  *
  * Return: the completion status.
  */
@@ -241,7 +244,8 @@ enum shca_hw_status shca_hw_cmd_create_cq(struct shca_hw *hw,
 	lockdep_assert_held(&hw->cmd_mutex);
 
 	if (!in->ring || !in->dbrec || !shca_hw_log_depth_ok(in->log_depth) ||
-	    (1U << in->log_depth) > hw->caps->max_cqe + 1)
+	    (1U << in->log_depth) > hw->caps->max_cqe + 1 ||
+	    (in->flags & ~SHCA_HW_CQ_F_TIMESTAMP))
 		return SHCA_HW_BAD_PARAM;
 	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
 	if (!cq)
@@ -253,6 +257,7 @@ enum shca_hw_status shca_hw_cmd_create_cq(struct shca_hw *hw,
 	cq->ring = in->ring;
 	cq->log_depth = in->log_depth;
 	cq->dbrec = in->dbrec;
+	cq->timestamps = in->flags & SHCA_HW_CQ_F_TIMESTAMP;
 	cq->pi = READ_ONCE(in->dbrec->ci);
 	cq->arm_seen = READ_ONCE(in->dbrec->arm);
 	cq->moder_count = 1;

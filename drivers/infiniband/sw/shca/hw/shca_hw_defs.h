@@ -531,16 +531,21 @@ struct shca_hw_qp_query {
 	u32 rq_ci;
 };
 
+/* CREATE_CQ: stamp each CQE with the device clock as it is written. */
+#define SHCA_HW_CQ_F_TIMESTAMP	BIT(0)
+
 /**
  * struct shca_hw_cq_create - CREATE_CQ and RESIZE_CQ parameters
  * @ring: the CQE ring, zeroed
  * @log_depth: log2 of its number of CQEs
  * @dbrec: the doorbell record
+ * @flags: SHCA_HW_CQ_F_*, for CREATE_CQ; RESIZE_CQ keeps the CQ's own
  */
 struct shca_hw_cq_create {
 	struct shca_hw_cqe *ring;
 	u32 log_depth;
 	struct shca_hw_cq_dbrec *dbrec;
+	u32 flags;
 };
 
 /**

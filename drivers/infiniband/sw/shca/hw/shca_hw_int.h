@@ -55,7 +55,9 @@
 #include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/refcount.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/wait_bit.h>
@@ -240,6 +242,7 @@ struct shca_hw_dm_range {
  * @moder_timer: fires a moderated event after @moder_period
  * @overflowed: the CQ overflowed; it takes no more CQEs
  * @resizing: a RESIZE_CQ is copying the ring; a second one is refused
+ * @timestamps: its CQEs carry the device clock (SHCA_HW_CQ_F_TIMESTAMP)
  * @assoc: QPs and SRQs pointing at the CQ
  * @ev: its completion and error events in the EQ
  */
@@ -261,6 +264,7 @@ struct shca_hw_cq {
 	struct timer_list moder_timer;
 	bool overflowed;
 	bool resizing;
+	bool timestamps;
 	atomic_t assoc;
 	struct shca_hw_evsrc ev;
 };
@@ -471,6 +475,14 @@ struct shca_hw_mcg {
 };
 
 /**
+ * struct shca_hw_counters - one CPU's share of the device counters
+ * @c: by enum shca_hw_counter
+ */
+struct shca_hw_counters {
+	u64 c[SHCA_CNT_NUM];
+};
+
+/**
  * struct shca_hw - one modeled HCA
  * @caps: the capability table the device reports: @own_caps
  * @own_caps: the table, as the module parameters set it at power-on
@@ -484,7 +496,8 @@ struct shca_hw_mcg {
  * @fail_cmd: random command failures (debugfs fail_cmd/), when the
  *	kernel has CONFIG_FAULT_INJECTION_DEBUG_FS
  * @cmd_count: commands executed, by opcode
- * @counters: device counters, by enum shca_hw_counter
+ * @counters: device counters, by enum shca_hw_counter, per CPU: the data
+ *	path counts with no shared cache line, and a query sums them
  * @fabric_node: entry in the fabric's device list
  * @mcast_lock: guards @mcgs, their members and @mcast_attached
  * @mcgs: the multicast group table, @caps->max_mcast_grp entries
@@ -542,7 +555,7 @@ struct shca_hw {
 	struct fault_attr fail_cmd;
 #endif
 	atomic64_t cmd_count[SHCA_CMD_NUM_OPCODES];
-	atomic64_t counters[SHCA_CNT_NUM];
+	struct shca_hw_counters __percpu *counters;
 	struct list_head fabric_node;
 	spinlock_t mcast_lock;	/* guards the multicast group table */
 	struct shca_hw_mcg *mcgs;
@@ -587,13 +600,13 @@ struct shca_hw {
 
 static inline void shca_hw_count(struct shca_hw *hw, enum shca_hw_counter c)
 {
-	atomic64_inc(&hw->counters[c]);
+	this_cpu_inc(hw->counters->c[c]);
 }
 
 static inline void shca_hw_count_add(struct shca_hw *hw,
 				     enum shca_hw_counter c, u64 n)
 {
-	atomic64_add(n, &hw->counters[c]);
+	this_cpu_add(hw->counters->c[c], n);
 }
 
 /*
@@ -779,6 +792,9 @@ struct shca_hw_mem_seg {
 	u32 len;
 	u32 page_shift;
 };
+
+/* How many bytes a copy moves between two chances for others to run. */
+#define SHCA_HW_COPY_YIELD	SZ_64K
 
 /**
  * struct shca_hw_mem - a resolved scatter/gather list

@@ -631,19 +631,29 @@ void shca_hw_mem_release(struct shca_hw_mem *mem)
 /*
  * Translate @len bytes at @addr of a resolved segment, with the translation
  * it was checked against: returns the kernel address and shortens *@len to
- * what is contiguous there.
+ * what is contiguous there.  Pages that follow each other in the kernel's
+ * map are one run, up to SHCA_HW_COPY_YIELD bytes: one copy moves it, and
+ * no walk goes further than a copy takes.  @len must not reach past the
+ * segment.
  */
 static u8 *shca_hw_seg_translate(const struct shca_hw_mem_seg *s, u64 addr,
 				 u64 *len)
 {
-	u64 page_size, off, in_page;
+	u64 page_size, off, in_page, run, idx;
 
 	if (!s->pbl)
 		return (u8 *)(uintptr_t)addr;
 	page_size = 1ULL << s->page_shift;
 	off = (s->iova & (page_size - 1)) + (addr - s->iova);
 	in_page = off & (page_size - 1);
-	*len = min(*len, page_size - in_page);
+	idx = off >> s->page_shift;
+	run = page_size - in_page;
+	while (run < *len && run < SHCA_HW_COPY_YIELD &&
+	       s->pbl[idx + 1] == s->pbl[idx] + page_size) {
+		idx++;
+		run += page_size;
+	}
+	*len = min(*len, run);
 	return (u8 *)(uintptr_t)(s->pbl[off >> s->page_shift] + in_page);
 }
 
@@ -684,6 +694,21 @@ static void shca_hw_cursor_advance(struct shca_hw_mem_cursor *c, u64 len)
 	}
 }
 
+/*
+ * One contiguous piece.  memcpy() where the two do not overlap: it is the
+ * kernel's fastest copy, and memmove() may take a string instruction that
+ * a CPU without fast short REP MOVSB (or an emulator) runs byte by byte.
+ * A message between two places of one buffer may overlap itself: there,
+ * memmove().
+ */
+static void shca_hw_copy_piece(u8 *dp, const u8 *sp, u64 n)
+{
+	if (dp + n <= sp || sp + n <= dp)
+		memcpy(dp, sp, n);
+	else
+		memmove(dp, sp, n);
+}
+
 /**
  * shca_hw_mem_copy() - move bytes between two resolved lists
  * @dst: the destination
@@ -698,7 +723,7 @@ void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
 {
 	struct shca_hw_mem_cursor d = { .mem = dst };
 	struct shca_hw_mem_cursor s = { .mem = src };
-	u64 n, m;
+	u64 n, m, since = 0;
 	u8 *dp, *sp;
 
 	shca_hw_cursor_seek(&d, dst_off);
@@ -708,12 +733,16 @@ void shca_hw_mem_copy(struct shca_hw_mem *dst, u64 dst_off,
 		dp = shca_hw_cursor_next(&d, &n);
 		m = n;
 		sp = shca_hw_cursor_next(&s, &m);
-		memmove(dp, sp, m);
+		shca_hw_copy_piece(dp, sp, m);
 		shca_hw_cursor_advance(&d, m);
 		shca_hw_cursor_advance(&s, m);
 		len -= m;
-		/* A message may be 2 GiB: the copy yields, page by page. */
-		cond_resched();
+		/* A message may be 2 GiB: the copy yields now and then. */
+		since += m;
+		if (since >= SHCA_HW_COPY_YIELD) {
+			since = 0;
+			cond_resched();
+		}
 	}
 }
 
