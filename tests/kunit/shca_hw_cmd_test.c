@@ -96,6 +96,13 @@ static const struct shca_bad_cmd_case shca_bad_cmd_cases[] = {
 	{ "modify with unknown attribute bits",
 	  { .opcode = SHCA_CMD_MODIFY_QP, .index = 77, .mask = BIT(20) },
 	  SHCA_HW_BAD_PARAM },
+	{ "modify with the first unknown attribute bit",
+	  { .opcode = SHCA_CMD_MODIFY_QP, .index = 77,
+	    .mask = SHCA_QP_ATTR_CUR_STATE << 1 }, SHCA_HW_BAD_PARAM },
+	{ "modify from an unknown state",
+	  { .opcode = SHCA_CMD_MODIFY_QP, .index = 77,
+	    .mask = SHCA_QP_ATTR_CUR_STATE,
+	    .in.qp_attr.cur_state = SHCA_QPS_NUM }, SHCA_HW_BAD_PARAM },
 	{ "query an unknown QP", { .opcode = SHCA_CMD_QUERY_QP, .index = 77 },
 	  SHCA_HW_BAD_INDEX },
 	{ "destroy an unknown QP",
@@ -221,6 +228,33 @@ static void shca_test_pd_numbers_are_unique_and_reused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &free));
 	free.in.pdn = c.out.pdn;
 	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &free));
+}
+
+/*
+ * Race windows cost nothing until a test watches one: taking a window's
+ * handle patches the passes in, once per window however often it is
+ * taken, and destroying the device lets its watched windows go.
+ */
+static void shca_test_windows_patched_in_only_while_watched(struct kunit *test)
+{
+	int base = static_key_count(&shca_hw_windows_watched.key);
+	struct shca_hw *hw = shca_hw_create();
+
+	KUNIT_ASSERT_NOT_NULL(test, hw);
+	KUNIT_EXPECT_EQ(test, base,
+			static_key_count(&shca_hw_windows_watched.key));
+	shca_hw_window(hw, SHCA_WIN_DB_IDLE);
+	KUNIT_EXPECT_EQ(test, base + 1,
+			static_key_count(&shca_hw_windows_watched.key));
+	KUNIT_EXPECT_TRUE(test,
+			  static_branch_unlikely(&shca_hw_windows_watched));
+	shca_hw_window(hw, SHCA_WIN_DB_IDLE);
+	shca_hw_window(hw, SHCA_WIN_CQE_PUBLISH);
+	KUNIT_EXPECT_EQ(test, base + 2,
+			static_key_count(&shca_hw_windows_watched.key));
+	shca_hw_destroy(hw);
+	KUNIT_EXPECT_EQ(test, base,
+			static_key_count(&shca_hw_windows_watched.key));
 }
 
 static void shca_test_injected_failure_fires_once(struct kunit *test)
@@ -485,6 +519,7 @@ static struct kunit_case shca_hw_cmd_cases[] = {
 	KUNIT_CASE(shca_test_pkey_table_holds_default),
 	KUNIT_CASE(shca_test_pd_numbers_are_unique_and_reused),
 	KUNIT_CASE(shca_test_injected_failure_fires_once),
+	KUNIT_CASE(shca_test_windows_patched_in_only_while_watched),
 	KUNIT_CASE(shca_test_command_table_describes_every_opcode),
 	KUNIT_CASE(shca_test_busy_cq_and_bad_transition_refused),
 	KUNIT_CASE_PARAM(shca_test_user_qp_wqe_refused,

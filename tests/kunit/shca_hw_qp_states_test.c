@@ -18,6 +18,7 @@
 #include <kunit/test.h>
 
 #include "shca.h"
+#include "shca_test.h"
 
 #define SHCA_HW_QP_STATES_TYPES		4
 #define SHCA_HW_QP_STATES_QKEY		0x5eed
@@ -85,6 +86,7 @@ static struct shca_hw *shca_hw_qp_states_hw(struct kunit *test)
  * @sq: the QP's send ring, four WQEs
  * @db: the QP's doorbell record
  * @qpn: the QP's number
+ * @gen: its generation, as CREATE_QP handed it back
  */
 struct shca_hw_qp_states_qp {
 	struct shca_hw *hw;
@@ -92,6 +94,7 @@ struct shca_hw_qp_states_qp {
 	struct shca_hw_send_wqe *sq;
 	struct shca_hw_qp_dbrec *db;
 	u32 qpn;
+	u32 gen;
 };
 
 static u32 shca_hw_qp_states_create(struct kunit *test, struct shca_hw *hw,
@@ -136,6 +139,7 @@ static void shca_hw_qp_states_qp_new(struct kunit *test, u32 type, struct shca_h
 	qp.in.qp.max_send_sge = 1;
 	qp.in.qp.sig_all = true;
 	q->qpn = shca_hw_qp_states_create(test, q->hw, &qp);
+	q->gen = qp.out.id.gen;
 	if (type == SHCA_QPT_GSI)
 		KUNIT_ASSERT_EQ(test, (u32)SHCA_HW_GSI_QPN, q->qpn);
 }
@@ -172,6 +176,19 @@ static void shca_hw_qp_states_step(struct kunit *test, struct shca_hw_qp_states_
 			    "to %s", shca_hw_qp_states_state_names[next]);
 }
 
+/* Post a send whose local key names no MR, and ring no doorbell. */
+static void shca_hw_qp_states_post_bad_send(struct shca_hw_qp_states_qp *q)
+{
+	q->sq[0] = (struct shca_hw_send_wqe){
+		.opcode = SHCA_WQE_SEND,
+		.flags = SHCA_WQE_F_SIGNALED,
+		.num_sge = 1,
+		.sge[0] = { .addr = 0x10000, .length = 8, .lkey = 0x12345 },
+	};
+	/* The WQE is written before the index that names it. */
+	smp_store_release(&q->db->sq_pi, 1);
+}
+
 /*
  * A send whose local key names no MR fails at once: an RC QP goes to ERR,
  * the others to SQE.  Wait until the device has moved the QP and written
@@ -183,14 +200,7 @@ static u32 shca_hw_qp_states_failed_send(struct kunit *test, struct shca_hw_qp_s
 	u8 owner;
 	int i;
 
-	q->sq[0] = (struct shca_hw_send_wqe){
-		.opcode = SHCA_WQE_SEND,
-		.flags = SHCA_WQE_F_SIGNALED,
-		.num_sge = 1,
-		.sge[0] = { .addr = 0x10000, .length = 8, .lkey = 0x12345 },
-	};
-	/* The WQE is written before the index that names it. */
-	smp_store_release(&q->db->sq_pi, 1);
+	shca_hw_qp_states_post_bad_send(q);
 	shca_hw_ring_sq(q->hw, q->qpn);
 	for (i = 0; i < SHCA_HW_QP_STATES_WAIT_MS; i++) {
 		state = shca_hw_qp_states_query(test, q).state;
@@ -312,9 +322,117 @@ static void shca_test_hw_rc_send_error_goes_to_err(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (u32)SHCA_QPS_ERR, shca_hw_qp_states_failed_send(test, &q));
 }
 
+/* CREATE_QP hands back the generation QUERY_QP reads: no query needed. */
+static void shca_test_hw_create_qp_hands_back_its_generation(struct kunit *test)
+{
+	struct shca_hw_qp_states_qp q;
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_QP };
+
+	shca_hw_qp_states_qp_new(test, SHCA_QPT_RC, &q);
+	cmd.index = q.qpn;
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(q.hw, &cmd));
+	KUNIT_EXPECT_EQ(test, cmd.out.qp.gen, q.gen);
+}
+
+/*
+ * A modify that names the state the QP was in before the device moved it
+ * on its own (RC to ERR, UD to SQE, on a failed send) is refused, changes
+ * nothing and says which state the QP is in; naming that one, it goes
+ * through.  This is what lets the verbs layer cache the state.
+ */
+static void shca_test_hw_modify_from_a_state_left_is_refused(struct kunit *test)
+{
+	static const u32 types[] = { SHCA_QPT_RC, SHCA_QPT_UD };
+	struct shca_hw_qp_attr before, after;
+	struct shca_hw_qp_states_qp q;
+	struct shca_hw_cmd cmd;
+	unsigned int i;
+	u32 moved;
+
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		shca_hw_qp_states_qp_new(test, types[i], &q);
+		shca_hw_qp_states_reach(test, &q, SHCA_QPS_RTS);
+		moved = shca_hw_qp_states_failed_send(test, &q);
+		before = shca_hw_qp_states_query(test, &q);
+		cmd = (struct shca_hw_cmd){
+			.opcode = SHCA_CMD_MODIFY_QP,
+			.index = q.qpn,
+			.mask = SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_QKEY |
+				SHCA_QP_ATTR_CUR_STATE,
+			.in.qp_attr = { .state = SHCA_QPS_ERR,
+					.cur_state = SHCA_QPS_RTS,
+					.qkey = before.qkey ^ SHCA_HW_QP_STATES_QKEY },
+		};
+		KUNIT_EXPECT_EQ(test, SHCA_HW_BAD_STATE, shca_hw_exec(q.hw, &cmd));
+		KUNIT_EXPECT_EQ(test, moved, cmd.out.qp_state);
+		after = shca_hw_qp_states_query(test, &q);
+		KUNIT_EXPECT_EQ(test, moved, after.state);
+		KUNIT_EXPECT_EQ(test, before.qkey, after.qkey);
+
+		cmd.in.qp_attr.cur_state = moved;
+		KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(q.hw, &cmd));
+		KUNIT_EXPECT_EQ(test, (u32)SHCA_QPS_ERR, cmd.out.qp_state);
+		after = shca_hw_qp_states_query(test, &q);
+		KUNIT_EXPECT_EQ(test, (u32)SHCA_QPS_ERR, after.state);
+		KUNIT_EXPECT_EQ(test, before.qkey ^ SHCA_HW_QP_STATES_QKEY, after.qkey);
+	}
+}
+
+/*
+ * A modify queues a turn only when it gives the QP work.  Every turn
+ * that stops passes the db_idle window, so its passes count the turns:
+ * none on the way from RESET to RTS, to SQD without the drained event
+ * and back, with nothing posted; one for SQD with the event to raise;
+ * and a WQE posted (with no doorbell) before RTS runs once RTS is
+ * reached.
+ */
+static void shca_test_hw_modify_kicks_a_turn_only_for_work(struct kunit *test)
+{
+	struct shca_hw_qp_states_qp q, w;
+	struct shca_hw_window *win;
+	struct shca_hw_cmd cmd;
+	u64 passes;
+
+	shca_hw_qp_states_qp_new(test, SHCA_QPT_UD, &q);
+	win = shca_hw_window(q.hw, SHCA_WIN_DB_IDLE);
+	shca_hw_window_set_qpn(win, q.qpn);
+	passes = shca_hw_window_passes(win);
+	shca_hw_qp_states_reach(test, &q, SHCA_QPS_RTS);
+	shca_hw_qp_states_step(test, &q, SHCA_QPS_SQD);
+	shca_hw_qp_states_step(test, &q, SHCA_QPS_RTS);
+	shca_hw_engine_flush(q.hw);
+	KUNIT_EXPECT_EQ(test, passes, shca_hw_window_passes(win));
+
+	cmd = (struct shca_hw_cmd){
+		.opcode = SHCA_CMD_MODIFY_QP,
+		.index = q.qpn,
+		.mask = SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQD_NOTIFY,
+		.in.qp_attr = { .state = SHCA_QPS_SQD, .sqd_notify = true },
+	};
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(q.hw, &cmd));
+	shca_hw_engine_flush(q.hw);
+	KUNIT_EXPECT_EQ(test, passes + 1, shca_hw_window_passes(win));
+
+	shca_hw_qp_states_qp_new(test, SHCA_QPT_UD, &w);
+	win = shca_hw_window(w.hw, SHCA_WIN_DB_IDLE);
+	shca_hw_window_set_qpn(win, w.qpn);
+	shca_hw_qp_states_reach(test, &w, SHCA_QPS_RTR);
+	shca_hw_qp_states_post_bad_send(&w);
+	passes = shca_hw_window_passes(win);
+	shca_hw_qp_states_step(test, &w, SHCA_QPS_RTS);
+	shca_hw_engine_flush(w.hw);
+	KUNIT_EXPECT_LT(test, passes, shca_hw_window_passes(win));
+	/* Pairs with the device's release: the CQE body is in. */
+	KUNIT_EXPECT_EQ(test, 1, smp_load_acquire(&w.ring[0].owner));
+	KUNIT_EXPECT_EQ(test, SHCA_CQE_LOC_PROT_ERR, w.ring[0].status);
+}
+
 static struct kunit_case shca_hw_qp_states_cases[] = {
 	KUNIT_CASE_PARAM(shca_test_hw_modify_qp_follows_ibta_diagram, shca_hw_qp_states_gen_params),
 	KUNIT_CASE(shca_test_hw_rc_send_error_goes_to_err),
+	KUNIT_CASE(shca_test_hw_create_qp_hands_back_its_generation),
+	KUNIT_CASE(shca_test_hw_modify_from_a_state_left_is_refused),
+	KUNIT_CASE(shca_test_hw_modify_kicks_a_turn_only_for_work),
 	{}
 };
 

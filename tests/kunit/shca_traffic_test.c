@@ -462,6 +462,41 @@ static void shca_traffic_send_inv(struct shca_traffic *t)
 	shca_traffic_one(t, &t->a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 4);
 }
 
+/*
+ * The device moved the sender to ERR (RC) or SQE (UC) on its own, behind
+ * the state the verbs layer last set (RTS).  A modify is judged against
+ * the state the QP is in: ERR to RTS is refused, and so is a current
+ * state named RTS; SQE to RTS works, with SQE named as the current state
+ * (on one device) or with none named (on two), and the QP sends again.
+ */
+static void shca_traffic_after_the_device_moved_it(struct shca_traffic *t)
+{
+	struct kunit *test = t->test;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS,
+				   .cur_qp_state = IB_QPS_RTS };
+	int mask = IB_QP_STATE | IB_QP_CUR_STATE;
+	int err;
+
+	if (t->c->type == IB_QPT_RC) {
+		KUNIT_EXPECT_EQ(test, -EINVAL,
+				ib_modify_qp(t->a.qp, &attr, IB_QP_STATE));
+		KUNIT_EXPECT_EQ(test, IB_QPS_ERR, shca_test_qp_state(&t->a));
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_modify_qp(t->a.qp, &attr, mask));
+	KUNIT_EXPECT_EQ(test, IB_QPS_SQE, shca_test_qp_state(&t->a));
+	attr.cur_qp_state = IB_QPS_SQE;
+	if (t->c->two)
+		mask = IB_QP_STATE;
+	KUNIT_ASSERT_EQ(test, 0, ib_modify_qp(t->a.qp, &attr, mask));
+	KUNIT_EXPECT_EQ(test, IB_QPS_RTS, shca_test_qp_state(&t->a));
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(&t->b, 24, 0, 4096));
+	err = shca_test_post_send(&t->a, &t->b, IB_WR_SEND, 23, 0, 0, 64, 0);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	shca_traffic_one(t, &t->a, IB_WC_SUCCESS, IB_WC_SEND, 23);
+	shca_traffic_one(t, &t->b, IB_WC_SUCCESS, IB_WC_RECV, 24);
+}
+
 /* Local invalidate: the requester's own MR stops working for it. */
 static void shca_traffic_local_inv(struct shca_traffic *t)
 {
@@ -498,6 +533,7 @@ static void shca_traffic_local_inv(struct shca_traffic *t)
 	shca_traffic_one(t, &t->a, IB_WC_LOC_PROT_ERR, IB_WC_SEND, 22);
 	KUNIT_EXPECT_EQ(test, t->c->type == IB_QPT_RC ? IB_QPS_ERR :
 			IB_QPS_SQE, shca_test_qp_state(&t->a));
+	shca_traffic_after_the_device_moved_it(t);
 }
 
 static void shca_test_opcode_delivers_data_and_completion(struct kunit *test)

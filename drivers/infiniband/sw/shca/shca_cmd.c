@@ -585,12 +585,13 @@ int shca_cmd_destroy_srq(struct shca_dev *sdev, u32 srqn)
  * shca_cmd_create_qp() - create a queue pair context
  * @sdev: the device
  * @params: its type, protection domain, CQs, SRQ, queues and limits
- * @qpn: where to put the new QP's number
+ * @id: where to put the new QP's number and generation
  *
  * Return: 0 or a negative errno.
  */
 int shca_cmd_create_qp(struct shca_dev *sdev,
-		       const struct shca_hw_qp_create *params, u32 *qpn)
+		       const struct shca_hw_qp_create *params,
+		       struct shca_hw_obj_id *id)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_CREATE_QP,
@@ -600,7 +601,7 @@ int shca_cmd_create_qp(struct shca_dev *sdev,
 
 	err = shca_cmd_exec(sdev, &cmd);
 	if (!err)
-		*qpn = cmd.out.num;
+		*id = cmd.out.id;
 	return err;
 }
 
@@ -610,21 +611,29 @@ int shca_cmd_create_qp(struct shca_dev *sdev,
  * @qpn: the QP
  * @attr: the attributes
  * @mask: which of them to write, SHCA_QP_ATTR_*
+ * @state: where to put the QP's state once the command ran, unless the
+ *	QP was not found or the command block was refused; may be NULL
  *
  * Return: 0, -EINVAL for a transition or attribute the device refuses, or
  * another negative errno.
  */
 int shca_cmd_modify_qp(struct shca_dev *sdev, u32 qpn,
-		       const struct shca_hw_qp_attr *attr, u32 mask)
+		       const struct shca_hw_qp_attr *attr, u32 mask,
+		       u32 *state)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_MODIFY_QP,
 		.index = qpn,
 		.mask = mask,
 		.in.qp_attr = *attr,
+		.out.qp_state = SHCA_QPS_NUM,
 	};
+	int err;
 
-	return shca_cmd_exec(sdev, &cmd);
+	err = shca_cmd_exec(sdev, &cmd);
+	if (state)
+		*state = cmd.out.qp_state;
+	return err;
 }
 
 /**

@@ -78,9 +78,11 @@ int shca_cmd_destroy_srq(struct shca_dev *sdev, u32 srqn);
 
 /* Queue pairs */
 int shca_cmd_create_qp(struct shca_dev *sdev,
-		       const struct shca_hw_qp_create *params, u32 *qpn);
+		       const struct shca_hw_qp_create *params,
+		       struct shca_hw_obj_id *id);
 int shca_cmd_modify_qp(struct shca_dev *sdev, u32 qpn,
-		       const struct shca_hw_qp_attr *attr, u32 mask);
+		       const struct shca_hw_qp_attr *attr, u32 mask,
+		       u32 *state);
 int shca_cmd_query_qp(struct shca_dev *sdev, u32 qpn,
 		      struct shca_hw_qp_query *out);
 int shca_cmd_destroy_qp(struct shca_dev *sdev, u32 qpn);

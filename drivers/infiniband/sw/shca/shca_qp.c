@@ -7,6 +7,14 @@
 
 #include "shca.h"
 
+/*
+ * How often a modify starts again when the device has moved the QP on its
+ * own (to SQE or ERR) since the state it was checked against: the device
+ * moves a QP at most twice (RTS, SQE, ERR), so a third try is the last
+ * that can need it, unless another modify races it.
+ */
+#define SHCA_QP_MODIFY_TRIES	4
+
 static unsigned int max_mcast_per_process = 32;
 module_param(max_mcast_per_process, uint, 0444);
 MODULE_PARM_DESC(max_mcast_per_process,
@@ -168,7 +176,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct shca_hw_qp_create params = {};
 	bool tgt = init->qp_type == IB_QPT_XRC_TGT;
 	bool has_rq = !init->srq && !tgt && init->qp_type != IB_QPT_XRC_INI;
-	struct shca_hw_qp_query q;
+	struct shca_hw_obj_id id;
 	size_t sq_bytes, rq_bytes;
 	void *dbrec;
 	int err;
@@ -245,13 +253,11 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	params.max_inline = qp->max_inline;
 	params.sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	params.user = qp->user;
-	err = shca_cmd_create_qp(sdev, &params, &qp->qpn);
+	err = shca_cmd_create_qp(sdev, &params, &id);
 	if (err)
 		goto err_free;
-	err = shca_cmd_query_qp(sdev, qp->qpn, &q);
-	if (err)
-		goto err_destroy;
-	qp->gen = q.gen;
+	qp->qpn = id.num;
+	qp->gen = id.gen;
 	if (udata) {
 		err = shca_qp_user_init(sdev, qp, udata, sq_bytes, rq_bytes);
 		if (err)
@@ -663,6 +669,66 @@ static void shca_qp_reset_queues(struct shca_qp *qp)
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 }
 
+/*
+ * One MODIFY_QP from @cur, which the device checks: -EAGAIN, with the
+ * state the QP is in put in @now, if it has left @cur meanwhile.
+ */
+static int shca_modify_qp_from(struct shca_dev *sdev, struct shca_qp *qp,
+			       struct ib_qp_attr *attr, int mask,
+			       enum ib_qp_state cur, enum ib_qp_state next,
+			       enum ib_qp_state *now)
+{
+	struct shca_hw_qp_attr hw_attr = {};
+	u32 hw_mask, state = SHCA_QPS_NUM;
+	bool restore;
+	int err;
+
+	err = shca_modify_to_hw(sdev, qp, attr, mask, &hw_attr, &hw_mask);
+	if (err)
+		return err;
+	hw_attr.cur_state = cur;
+	hw_mask |= SHCA_QP_ATTR_CUR_STATE;
+	/*
+	 * RESET leaves every group and leaving it restores them: no attach
+	 * or detach may slip in between.
+	 */
+	restore = cur == IB_QPS_RESET && next != IB_QPS_RESET;
+	if (next == IB_QPS_RESET || restore) {
+		mutex_lock(&qp->mcast_mutex);
+		err = restore ? shca_qp_mcast_restore(sdev, qp) : 0;
+		if (!err)
+			err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr,
+						 hw_mask, &state);
+		if (!err && next == IB_QPS_RESET)
+			shca_qp_mcast_forget(sdev, qp, false);
+		else if (err && restore)
+			shca_qp_mcast_undo(sdev, qp);
+		mutex_unlock(&qp->mcast_mutex);
+	} else {
+		err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr, hw_mask,
+					 &state);
+	}
+	if (err == -EINVAL && state < SHCA_QPS_NUM && state != cur) {
+		*now = state;
+		return -EAGAIN;
+	}
+	if (err)
+		return err;
+	WRITE_ONCE(qp->state, next);
+	if (next == IB_QPS_RESET) {
+		/* Fenced by the device: sweep, then start the queues over. */
+		shca_qp_fenced(sdev, qp);
+		if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+			shca_xrc_sweep_tgt(qp, false);
+		else
+			shca_cq_sweep_qp(qp, false);
+		/* A process's queues are its own to start over. */
+		if (!qp->user)
+			shca_qp_reset_queues(qp);
+	}
+	return 0;
+}
+
 /**
  * shca_modify_qp() - change a queue pair's state and attributes
  * @ibqp: the QP
@@ -678,20 +744,19 @@ static void shca_qp_reset_queues(struct shca_qp *qp)
  * and in no group, if one is refused.
  *
  * Return: 0, -EINVAL for a transition or attribute the IBTA does not
- * allow, -EOPNOTSUPP for alternate paths and rate limits, or another
- * negative errno.
+ * allow, -EOPNOTSUPP for alternate paths and rate limits, -EBUSY if the
+ * device moved the QP on its own under every one of a few tries, or
+ * another negative errno.
  */
 int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct shca_hw_qp_attr hw_attr = {};
-	struct shca_hw_qp_query q;
 	enum ib_qp_state cur, next;
-	bool restore;
-	u32 hw_mask;
-	int err;
+	struct shca_hw_qp_query q;
+	bool fresh = false;
+	int err, tries;
 
 	err = shca_check_no_udata(sdev, udata);
 	if (err)
@@ -703,22 +768,6 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		shca_qp_dbg(qp, "unsupported attributes %#x\n", mask);
 		return -EOPNOTSUPP;
 	}
-	/* The device may have moved the QP to SQE or ERR on its own. */
-	err = shca_cmd_query_qp(sdev, qp->qpn, &q);
-	if (err)
-		return err;
-	cur = q.attr.state;
-	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
-		shca_qp_dbg(qp, "current state is %d, not %d\n", cur,
-			    attr->cur_qp_state);
-		return -EINVAL;
-	}
-	next = mask & IB_QP_STATE ? attr->qp_state : cur;
-	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
-		shca_qp_dbg(qp, "%d -> %d with mask %#x not allowed\n", cur,
-			    next, mask);
-		return -EINVAL;
-	}
 	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
 		shca_qp_dbg(qp, "bad port %u\n", attr->port_num);
 		return -EINVAL;
@@ -728,43 +777,43 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		shca_qp_dbg(qp, "bad P_Key index %u\n", attr->pkey_index);
 		return -EINVAL;
 	}
-	err = shca_modify_to_hw(sdev, qp, attr, mask, &hw_attr, &hw_mask);
-	if (err)
-		return err;
 	/*
-	 * RESET leaves every group and leaving it restores them: no attach
-	 * or detach may slip in between.
+	 * Start from the state this layer last set.  The device may have
+	 * left it on its own (for SQE or ERR): a request that is wrong for
+	 * it is checked again against the state read afresh, and the
+	 * device refuses a modify from a state the QP is no longer in,
+	 * saying which it is in.
 	 */
-	restore = cur == IB_QPS_RESET && next != IB_QPS_RESET;
-	if (next == IB_QPS_RESET || restore) {
-		mutex_lock(&qp->mcast_mutex);
-		err = restore ? shca_qp_mcast_restore(sdev, qp) : 0;
-		if (!err)
-			err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr,
-						 hw_mask);
-		if (!err && next == IB_QPS_RESET)
-			shca_qp_mcast_forget(sdev, qp, false);
-		else if (err && restore)
-			shca_qp_mcast_undo(sdev, qp);
-		mutex_unlock(&qp->mcast_mutex);
-	} else {
-		err = shca_cmd_modify_qp(sdev, qp->qpn, &hw_attr, hw_mask);
+	cur = READ_ONCE(qp->state);
+	for (tries = 0; tries < SHCA_QP_MODIFY_TRIES; tries++) {
+		next = mask & IB_QP_STATE ? attr->qp_state : cur;
+		if (((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) ||
+		    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+			if (!fresh) {
+				err = shca_cmd_query_qp(sdev, qp->qpn, &q);
+				if (err)
+					return err;
+				cur = q.attr.state;
+				fresh = true;
+				continue;
+			}
+			if ((mask & IB_QP_CUR_STATE) &&
+			    attr->cur_qp_state != cur)
+				shca_qp_dbg(qp, "current state is %d, not %d\n",
+					    cur, attr->cur_qp_state);
+			else
+				shca_qp_dbg(qp, "%d -> %d with mask %#x not allowed\n",
+					    cur, next, mask);
+			return -EINVAL;
+		}
+		err = shca_modify_qp_from(sdev, qp, attr, mask, cur, next,
+					  &cur);
+		if (err != -EAGAIN)
+			return err;
+		fresh = true;
 	}
-	if (err)
-		return err;
-	WRITE_ONCE(qp->state, next);
-	if (next == IB_QPS_RESET) {
-		/* Fenced by the device: sweep, then start the queues over. */
-		shca_qp_fenced(sdev, qp);
-		if (ibqp->qp_type == IB_QPT_XRC_TGT)
-			shca_xrc_sweep_tgt(qp, false);
-		else
-			shca_cq_sweep_qp(qp, false);
-		/* A process's queues are its own to start over. */
-		if (!qp->user)
-			shca_qp_reset_queues(qp);
-	}
-	return 0;
+	shca_qp_dbg(qp, "the device moved the QP under %d modifies\n", tries);
+	return -EBUSY;
 }
 
 static const enum ib_mtu shca_mtu_enum[] = {

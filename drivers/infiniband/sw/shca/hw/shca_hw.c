@@ -411,6 +411,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	shca_hw_dm_fini(hw);
 	shca_hw_mcast_fini(hw);
 	shca_hw_sched_fini(hw);
+	shca_hw_windows_fini(hw);
 	xa_destroy(&hw->qps);
 	xa_destroy(&hw->cqs);
 	xa_destroy(&hw->srqs);

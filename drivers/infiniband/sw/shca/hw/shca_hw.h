@@ -21,6 +21,7 @@
 #ifndef SHCA_HW_H
 #define SHCA_HW_H
 
+#include <linux/jump_label.h>
 #include <linux/types.h>
 
 #include "shca_hw_defs.h"
@@ -134,8 +135,27 @@ u32 shca_hw_eq_log_depth(const struct shca_hw_caps *caps);
 const char *shca_hw_opcode_name(enum shca_hw_opcode opcode);
 const char *shca_hw_counter_name(enum shca_hw_counter counter);
 
-void shca_hw_window_pass(struct shca_hw *hw, enum shca_hw_window_id id,
-			 u32 qpn);
+DECLARE_STATIC_KEY_FALSE(shca_hw_windows_watched);
+void __shca_hw_window_pass(struct shca_hw *hw, enum shca_hw_window_id id,
+			   u32 qpn);
+
+/**
+ * shca_hw_window_pass() - go through a race window
+ * @hw: the device
+ * @id: the window
+ * @qpn: the QP the pass is for
+ *
+ * Sleeps the window's delay, and stops here if the window is armed, until
+ * the test releases it.  May sleep; the caller holds no spinlock.  While
+ * no test watches any window, a pass is a patched-out branch.
+ */
+static inline void shca_hw_window_pass(struct shca_hw *hw,
+				       enum shca_hw_window_id id, u32 qpn)
+{
+	if (static_branch_unlikely(&shca_hw_windows_watched))
+		__shca_hw_window_pass(hw, id, qpn);
+}
+
 void shca_hw_debugfs_init(struct shca_hw *hw, struct dentry *dir);
 
 #endif /* SHCA_HW_H */

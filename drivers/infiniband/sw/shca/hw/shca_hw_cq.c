@@ -31,13 +31,13 @@
 struct shca_hw_cq *shca_hw_cq_get(struct shca_hw *hw, u32 cqn)
 {
 	struct shca_hw_cq *cq;
-	unsigned long flags;
 
-	xa_lock_irqsave(&hw->cqs, flags);
+	/* The entry is freed after a grace period (kfree_rcu()). */
+	rcu_read_lock();
 	cq = xa_load(&hw->cqs, cqn);
 	if (cq && !refcount_inc_not_zero(&cq->ref))
 		cq = NULL;
-	xa_unlock_irqrestore(&hw->cqs, flags);
+	rcu_read_unlock();
 	return cq;
 }
 
@@ -300,7 +300,7 @@ static enum shca_hw_status shca_hw_destroy_cq(struct shca_hw *hw, u32 cqn)
 	timer_shutdown_sync(&cq->moder_timer);
 	shca_hw_evsrc_del(hw, &cq->ev);
 	mutex_destroy(&cq->write_mutex);
-	kfree(cq);
+	kfree_rcu(cq, rcu);
 	return SHCA_HW_OK;
 }
 

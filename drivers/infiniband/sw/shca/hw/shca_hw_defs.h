@@ -423,6 +423,13 @@ enum shca_hw_qp_state {
 #define SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	BIT(13)
 #define SHCA_QP_ATTR_PKEY_INDEX		BIT(14)
 #define SHCA_QP_ATTR_SQD_NOTIFY		BIT(15)
+/*
+ * Not an attribute but a condition: refuse the modify with BAD_STATE
+ * unless the QP is in @cur_state.  A driver that caches the state sends
+ * it, and reads the state afresh only when the device has moved the QP
+ * on its own (to SQE or ERR) and refuses.
+ */
+#define SHCA_QP_ATTR_CUR_STATE		BIT(16)
 
 /**
  * struct shca_hw_qp_attr - the modifiable part of a QP context
@@ -443,9 +450,12 @@ enum shca_hw_qp_state {
  * @max_dest_rd_atomic: reads and atomics in flight, as target
  * @pkey_index: P_Key table entry
  * @sqd_notify: raise SQ drained on entering SQD
+ * @cur_state: for MODIFY_QP with SHCA_QP_ATTR_CUR_STATE, the state the
+ *	QP must be in; no part of the QP context, and QUERY_QP leaves it 0
  */
 struct shca_hw_qp_attr {
 	u32 state;
+	u32 cur_state;
 	u32 access;
 	u32 qkey;
 	struct shca_hw_av av;
@@ -979,6 +989,11 @@ enum shca_hw_counter {
  * @out.pdn: for ALLOC_PD
  * @out.num: the new object's number, for CREATE_CQ, CREATE_SRQ,
  *	CREATE_QP and ALLOC_XRCD, or the new key, for ALLOC_MPT and ALLOC_MW
+ * @out.id: the new object's number and generation, for CREATE_CQ,
+ *	CREATE_SRQ and CREATE_QP (@out.id.num is @out.num)
+ * @out.qp_state: for MODIFY_QP, the QP's state once the command ran: the
+ *	new state if it succeeded, the state it stayed in if it was refused
+ *	for a transition or a SHCA_QP_ATTR_CUR_STATE the QP is not in
  * @out.cq: for QUERY_CQ
  * @out.srq: for QUERY_SRQ
  * @out.srq_copied: for RESIZE_SRQ's START and COPY steps
@@ -1032,6 +1047,7 @@ struct shca_hw_cmd {
 		struct shca_hw_srq_query srq;
 		struct shca_hw_srq_copied srq_copied;
 		struct shca_hw_qp_query qp;
+		u32 qp_state;
 		u64 counters[SHCA_CNT_NUM];
 		u64 dm_addr;
 	} out;

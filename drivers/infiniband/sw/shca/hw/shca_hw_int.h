@@ -56,6 +56,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
@@ -107,7 +108,9 @@ struct shca_hw_evsrc {
  * @delay_us: every pass through the window sleeps this long (at most
  *	100 ms)
  * @qpn: only passes for this QPN are delayed, held and counted; 0 for all
- * @passes: passes counted
+ * @passes: passes counted while a window is watched
+ * @watched: bit 0 set once a test or a debugfs write touched the window;
+ *	each set bit holds one count of shca_hw_windows_watched
  * @timeouts: holds nobody released, given up after a while
  * @state: SHCA_HW_WIN_IDLE, SHCA_HW_WIN_ARMED or SHCA_HW_WIN_HELD
  * @wait: woken when @state changes
@@ -119,6 +122,7 @@ struct shca_hw_window {
 	u32 delay_us;
 	u32 qpn;
 	atomic64_t passes;
+	unsigned long watched;
 	atomic_t timeouts;
 	atomic_t state;
 	wait_queue_head_t wait;
@@ -146,6 +150,8 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
 /**
  * struct shca_hw_mpt - a memory protection table entry
  * @ref: lookups in flight, plus one while the entry is in the table
+ * @rcu: frees the entry after a grace period: shca_hw_mpt_get() looks it
+ *	up under RCU, with no lock
  * @lock: guards the translation fields below
  * @index: the entry's index, key >> 8
  * @type: enum shca_hw_mpt_type
@@ -182,6 +188,7 @@ typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
  */
 struct shca_hw_mpt {
 	refcount_t ref;
+	struct rcu_head rcu;
 	spinlock_t lock;	/* guards the translation */
 	u32 index;
 	u32 type;
@@ -228,6 +235,8 @@ struct shca_hw_dm_range {
  * @hw: the device
  * @cqn: its number
  * @ref: users in flight, plus one while it is in the table
+ * @rcu: frees it after a grace period: shca_hw_cq_get() looks it up
+ *	under RCU, with no lock
  * @lock: guards the ring, the indices and the arm state
  * @write_mutex: one CQE writer at a time, from body to owner byte
  * @ring: CQEs, as the driver gave them
@@ -250,6 +259,7 @@ struct shca_hw_cq {
 	struct shca_hw *hw;
 	u32 cqn;
 	refcount_t ref;
+	struct rcu_head rcu;
 	spinlock_t lock;	/* guards ring, indices, arming */
 	struct mutex write_mutex; /* one CQE writer: in-order publication */
 	struct shca_hw_cqe *ring;
@@ -374,6 +384,8 @@ struct shca_hw_route {
  *	the protection domain of the XRC SRQ they name
  * @xrcd: the XRC domain of an XRC target QP, or NULL
  * @ref: users in flight, plus one while it is in the table
+ * @rcu: frees it after a grace period: shca_hw_qp_get() looks it up
+ *	under RCU, with no lock
  * @done: completed when the last reference goes
  * @modify_mutex: serialises MODIFY_QP on this QP; a modify to RESET
  *	fences the QP under it, so other QPs' commands never wait for it
@@ -412,6 +424,7 @@ struct shca_hw_qp {
 	u32 pdn;
 	struct shca_hw_xrcd *xrcd;
 	refcount_t ref;
+	struct rcu_head rcu;
 	struct completion done;
 	struct mutex modify_mutex;	/* one modify of the QP at a time */
 	struct mutex turn_mutex;	/* one runner of the QP's turn */
@@ -659,7 +672,26 @@ void shca_hw_caps_init(struct shca_hw_caps *caps);
 /* shca_hw_window.c */
 void shca_hw_window_debugfs(struct shca_hw *hw, struct dentry *parent);
 void shca_hw_windows_init(struct shca_hw *hw);
-bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
+void shca_hw_windows_fini(struct shca_hw *hw);
+bool __shca_hw_window_enter(struct shca_hw_window *win, u32 qpn);
+
+/**
+ * shca_hw_window_enter() - count a pass and say whether it must wait
+ * @win: the window
+ * @qpn: the QP the pass is for
+ *
+ * Cheap, and callable under a spinlock: a caller that gets true drops
+ * its locks and calls shca_hw_window_wait().  While no test watches any
+ * window, a patched-out branch.
+ *
+ * Return: true if the window has a delay or is armed for this pass.
+ */
+static inline bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn)
+{
+	return static_branch_unlikely(&shca_hw_windows_watched) &&
+	       __shca_hw_window_enter(win, qpn);
+}
+
 void shca_hw_window_wait(struct shca_hw_window *win);
 const char *shca_hw_window_name(enum shca_hw_window_id id);
 

@@ -256,7 +256,7 @@ static enum shca_hw_status shca_hw_free_mpt(struct shca_hw *hw, u32 key)
 		shca_hw_mw_unbind(mpt);
 	shca_hw_dm_unmap(mpt);
 	shca_hw_odp_free(mpt->odp);
-	kfree(mpt);
+	kfree_rcu(mpt, rcu);
 	return SHCA_HW_OK;
 }
 

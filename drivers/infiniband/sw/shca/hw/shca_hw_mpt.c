@@ -28,13 +28,13 @@
 struct shca_hw_mpt *shca_hw_mpt_get(struct shca_hw *hw, u32 key)
 {
 	struct shca_hw_mpt *mpt;
-	unsigned long flags;
 
-	xa_lock_irqsave(&hw->mpts, flags);
+	/* The entry is freed after a grace period (kfree_rcu()). */
+	rcu_read_lock();
 	mpt = xa_load(&hw->mpts, shca_hw_key_index(key));
 	if (mpt && !refcount_inc_not_zero(&mpt->ref))
 		mpt = NULL;
-	xa_unlock_irqrestore(&hw->mpts, flags);
+	rcu_read_unlock();
 	return mpt;
 }
 

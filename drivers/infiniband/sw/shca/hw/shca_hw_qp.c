@@ -44,13 +44,13 @@
 struct shca_hw_qp *shca_hw_qp_get(struct shca_hw *hw, u32 qpn)
 {
 	struct shca_hw_qp *qp;
-	unsigned long flags;
 
-	xa_lock_irqsave(&hw->qps, flags);
+	/* The entry is freed after a grace period (kfree_rcu()). */
+	rcu_read_lock();
 	qp = xa_load(&hw->qps, qpn);
 	if (qp && !refcount_inc_not_zero(&qp->ref))
 		qp = NULL;
-	xa_unlock_irqrestore(&hw->qps, flags);
+	rcu_read_unlock();
 	return qp;
 }
 
@@ -246,7 +246,8 @@ enum shca_hw_status shca_hw_cmd_create_qp(struct shca_hw *hw,
 	shca_hw_evsrc_init(&qp->ev, SHCA_EQE_QP, qpn, qp->gen);
 	xa_store_irq(&hw->qps, qpn, qp, GFP_KERNEL);
 	hw->nr_qps++;
-	cmd->out.num = qpn;
+	cmd->out.id.num = qpn;
+	cmd->out.id.gen = qp->gen;
 	return SHCA_HW_OK;
 
 err:
@@ -455,15 +456,40 @@ static void shca_hw_qp_apply(struct shca_hw_qp *qp, u32 mask,
 		a->sqd_notify = in->sqd_notify;
 }
 
+/*
+ * Whether a turn has anything to do for the QP: send WQEs to execute, or
+ * the SQ drained event to raise.  A modify that leaves neither kicks no
+ * turn: posts ring for themselves (sq_running is clear until a turn runs).
+ */
+static bool shca_hw_qp_turn_due(struct shca_hw_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->fenced || !qp->sq.ring)
+		return false;
+	switch (qp->attr.state) {
+	case SHCA_QPS_RTS:
+		return READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci;
+	case SHCA_QPS_SQD:
+		return qp->attr.sqd_notify && !qp->sqd_notified;
+	case SHCA_QPS_SQE:
+	case SHCA_QPS_ERR:
+		return shca_hw_qp_flush_pending(qp,
+						qp->attr.state == SHCA_QPS_ERR);
+	default:
+		return false;
+	}
+}
+
 /**
  * shca_hw_cmd_modify_qp() - run MODIFY_QP
  * @hw: the device, its command mutex not held
  * @cmd: the QP in @cmd->index, the attributes @cmd->mask names in
- *	@cmd->in.qp_attr
+ *	@cmd->in.qp_attr; the QP's state once it ran in @cmd->out.qp_state
  *
  * One QP's business, under its modify mutex and a reference: a modify to
  * RESET waits out that QP's accesses in flight and holds up no other
- * command of the device.
+ * command of the device.  A turn is kicked only if the new state gives
+ * it work.
  *
  * Return: the completion status.
  */
@@ -473,10 +499,14 @@ enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
 	const struct shca_hw_qp_attr *in = &cmd->in.qp_attr;
 	struct shca_hw_qp *qp;
 	u32 cur, next;
+	bool kick;
 
-	if (cmd->mask & ~GENMASK(15, 0))
+	if (cmd->mask & ~GENMASK(16, 0))
 		return SHCA_HW_BAD_PARAM;
 	if ((cmd->mask & SHCA_QP_ATTR_STATE) && in->state >= SHCA_QPS_NUM)
+		return SHCA_HW_BAD_PARAM;
+	if ((cmd->mask & SHCA_QP_ATTR_CUR_STATE) &&
+	    in->cur_state >= SHCA_QPS_NUM)
 		return SHCA_HW_BAD_PARAM;
 	if ((cmd->mask & SHCA_QP_ATTR_ACCESS) && (in->access & ~SHCA_ACCESS_ALL))
 		return SHCA_HW_BAD_PARAM;
@@ -505,7 +535,9 @@ enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
 	}
 	cur = qp->attr.state;
 	next = cmd->mask & SHCA_QP_ATTR_STATE ? in->state : cur;
-	if (!shca_hw_qp_transition_ok(qp->type, cur, next)) {
+	cmd->out.qp_state = cur;
+	if (((cmd->mask & SHCA_QP_ATTR_CUR_STATE) && in->cur_state != cur) ||
+	    !shca_hw_qp_transition_ok(qp->type, cur, next)) {
 		spin_unlock_irq(&qp->lock);
 		mutex_unlock(&qp->modify_mutex);
 		shca_hw_qp_put(qp);
@@ -513,6 +545,7 @@ enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
 	}
 	shca_hw_qp_apply(qp, cmd->mask, in);
 	qp->attr.state = next;
+	cmd->out.qp_state = next;
 	if (cur == SHCA_QPS_RESET && next != SHCA_QPS_RESET) {
 		/* Whatever was posted before is not the device's business. */
 		qp->sq.ci = READ_ONCE(qp->dbrec->sq_pi);
@@ -529,6 +562,7 @@ enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
 		qp->rnr_left = qp->attr.rnr_retry;
 		qp->retry_left = qp->attr.retry_cnt;
 	}
+	kick = shca_hw_qp_turn_due(qp);
 	spin_unlock_irq(&qp->lock);
 
 	if (next == SHCA_QPS_RESET) {
@@ -537,7 +571,7 @@ enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
 		shca_hw_mcast_purge(hw, qp->qpn);
 	} else if (next == SHCA_QPS_ERR) {
 		shca_hw_sched_kick_now(qp);
-	} else if (next != cur || next == SHCA_QPS_RTS) {
+	} else if (kick) {
 		shca_hw_sched_kick(qp);
 	}
 	mutex_unlock(&qp->modify_mutex);
@@ -647,7 +681,7 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	mutex_destroy(&qp->resp_mutex);
 	mutex_destroy(&qp->turn_mutex);
 	mutex_destroy(&qp->modify_mutex);
-	kfree(qp);
+	kfree_rcu(qp, rcu);
 }
 
 /**
@@ -785,8 +819,9 @@ EXPORT_SYMBOL_IF_KUNIT(shca_hw_qpn_entries);
  * @hw: the device
  * @qpn: the QP
  *
- * For tests that hold a turn in a race window: a state change queues an
- * empty turn, which would stop in the window before the turn the test
+ * For tests that hold a turn in a race window: a state change that gives
+ * the QP work (WQEs posted before RTS, an SQ drained event, a flush)
+ * queues a turn, which would stop in the window before the turn the test
  * means to hold.  Waiting for this first leaves only the test's own.
  *
  * Return: true when idle, or when there is no such QP.

@@ -211,6 +211,18 @@ void shca_hw_engine_pause(struct shca_hw *hw, bool pause)
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_engine_pause);
 
 /**
+ * shca_hw_engine_flush() - wait until the turns queued now have run
+ * @hw: the device
+ *
+ * A turn on a retry timer is not waited for.  May sleep.
+ */
+void shca_hw_engine_flush(struct shca_hw *hw)
+{
+	flush_workqueue(hw->engine_wq);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_engine_flush);
+
+/**
  * shca_hw_engine_paused() - whether the execution units are paused
  * @hw: the device
  *

@@ -58,6 +58,7 @@ int shca_hw_window_timeouts(struct shca_hw_window *win);
 /* The execution units (shca_hw_sched.c) */
 void shca_hw_engine_pause(struct shca_hw *hw, bool pause);
 bool shca_hw_engine_paused(struct shca_hw *hw);
+void shca_hw_engine_flush(struct shca_hw *hw);
 void shca_hw_engine_single_step(struct shca_hw *hw, u32 steps);
 u32 shca_hw_engine_steps_left(struct shca_hw *hw);
 

@@ -10,7 +10,11 @@
  * otherwise hope to hit into a sequence it controls.
  *
  * A pass that waits sleeps, holding no spinlock, so a held window never
- * stops a CPU; a pass through an idle window costs a counter.
+ * stops a CPU.  Windows cost nothing until a test watches one: a pass is
+ * a static branch, patched in once a test takes a window's handle
+ * (shca_hw_window()) or writes one of its debugfs knobs, and out again
+ * when the last device with a watched window is destroyed.  While it is
+ * in, every pass costs a counter.
  * It does stop whatever waits for the pass: a held CQE write keeps every
  * other writer to that CQ waiting (CQEs are published in order), and with
  * them the execution units and commands that write to it.  A hold nobody
@@ -30,11 +34,16 @@
 #include <kunit/visibility.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/jump_label.h>
 
 #include "shca_hw_int.h"
 
 #define SHCA_HW_WIN_HOLD_MS		30000
 #define SHCA_HW_WIN_MAX_DELAY_US	100000
+
+/* One count per watched window of any device; see shca_hw_window_watch(). */
+DEFINE_STATIC_KEY_FALSE(shca_hw_windows_watched);
+EXPORT_SYMBOL_IF_KUNIT(shca_hw_windows_watched);
 
 static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_CQE_PUBLISH]	= "cqe_publish",
@@ -76,30 +85,55 @@ void shca_hw_windows_init(struct shca_hw *hw)
 }
 
 /**
+ * shca_hw_windows_fini() - let a device's watched windows go
+ * @hw: the device, with no pass left to come
+ */
+void shca_hw_windows_fini(struct shca_hw *hw)
+{
+	int i;
+
+	for (i = 0; i < SHCA_WIN_NUM; i++)
+		if (test_and_clear_bit(0, &hw->windows[i].watched))
+			static_branch_dec(&shca_hw_windows_watched);
+}
+
+/*
+ * From now on passes through every window are counted, and this one's
+ * knobs take effect.  May sleep (it may patch the branches in).
+ */
+static void shca_hw_window_watch(struct shca_hw_window *win)
+{
+	might_sleep();
+	if (!test_and_set_bit(0, &win->watched))
+		static_branch_inc(&shca_hw_windows_watched);
+}
+
+/**
  * shca_hw_window() - one of a device's race windows
  * @hw: the device
  * @id: which window
+ *
+ * Taking the handle watches the window: passes are counted from now on,
+ * until the device is destroyed.  May sleep.
  *
  * Return: the window, a handle for the functions below.
  */
 struct shca_hw_window *shca_hw_window(struct shca_hw *hw,
 				      enum shca_hw_window_id id)
 {
+	shca_hw_window_watch(&hw->windows[id]);
 	return &hw->windows[id];
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_hw_window);
 
 /**
- * shca_hw_window_enter() - count a pass and say whether it must wait
+ * __shca_hw_window_enter() - shca_hw_window_enter() while a window is watched
  * @win: the window
  * @qpn: the QP the pass is for
  *
- * Cheap, and callable under a spinlock: a caller that gets true drops
- * its locks and calls shca_hw_window_wait().
- *
  * Return: true if the window has a delay or is armed for this pass.
  */
-bool shca_hw_window_enter(struct shca_hw_window *win, u32 qpn)
+bool __shca_hw_window_enter(struct shca_hw_window *win, u32 qpn)
 {
 	u32 filter = READ_ONCE(win->qpn);
 
@@ -140,16 +174,13 @@ void shca_hw_window_wait(struct shca_hw_window *win)
 }
 
 /**
- * shca_hw_window_pass() - go through a race window
+ * __shca_hw_window_pass() - shca_hw_window_pass() while a window is watched
  * @hw: the device
  * @id: the window
  * @qpn: the QP the pass is for
- *
- * Sleeps the window's delay, and stops here if the window is armed, until
- * shca_hw_window_release().  May sleep; the caller holds no spinlock.
  */
-void shca_hw_window_pass(struct shca_hw *hw, enum shca_hw_window_id id,
-			 u32 qpn)
+void __shca_hw_window_pass(struct shca_hw *hw, enum shca_hw_window_id id,
+			   u32 qpn)
 {
 	struct shca_hw_window *win = &hw->windows[id];
 
@@ -261,6 +292,7 @@ static int shca_hw_window_hold_set(void *data, u64 val)
 {
 	if (val > 1)
 		return -EINVAL;
+	shca_hw_window_watch(data);
 	if (val)
 		shca_hw_window_arm(data);
 	else
@@ -269,6 +301,44 @@ static int shca_hw_window_hold_set(void *data, u64 val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_window_hold_fops, shca_hw_window_hold_get,
 			 shca_hw_window_hold_set, "%llu\n");
+
+static int shca_hw_window_delay_get(void *data, u64 *val)
+{
+	struct shca_hw_window *win = data;
+
+	*val = READ_ONCE(win->delay_us);
+	return 0;
+}
+
+static int shca_hw_window_delay_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	shca_hw_window_watch(data);
+	shca_hw_window_set_delay(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_window_delay_fops, shca_hw_window_delay_get,
+			 shca_hw_window_delay_set, "%llu\n");
+
+static int shca_hw_window_qpn_get(void *data, u64 *val)
+{
+	struct shca_hw_window *win = data;
+
+	*val = READ_ONCE(win->qpn);
+	return 0;
+}
+
+static int shca_hw_window_qpn_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	shca_hw_window_watch(data);
+	shca_hw_window_set_qpn(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(shca_hw_window_qpn_fops, shca_hw_window_qpn_get,
+			 shca_hw_window_qpn_set, "%llu\n");
 
 static int shca_hw_window_passes_get(void *data, u64 *val)
 {
@@ -293,8 +363,10 @@ void shca_hw_window_debugfs(struct shca_hw *hw, struct dentry *parent)
 	for (i = 0; i < SHCA_WIN_NUM; i++) {
 		win = &hw->windows[i];
 		d = debugfs_create_dir(shca_hw_window_name(i), dir);
-		debugfs_create_u32("delay_us", 0600, d, &win->delay_us);
-		debugfs_create_u32("qpn", 0600, d, &win->qpn);
+		debugfs_create_file_unsafe("delay_us", 0600, d, win,
+					   &shca_hw_window_delay_fops);
+		debugfs_create_file_unsafe("qpn", 0600, d, win,
+					   &shca_hw_window_qpn_fops);
 		debugfs_create_file_unsafe("hold", 0600, d, win,
 					   &shca_hw_window_hold_fops);
 		debugfs_create_file_unsafe("passes", 0400, d, win,
