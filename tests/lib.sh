@@ -201,6 +201,20 @@ link_counter() {
 		awk -v n="$2" 'p { print; exit } $0 == n { p = 1 }'
 }
 
+# shca_vectors DEV: the device's completion vectors: its EQs (debugfs eq:
+# a row per EQ after two header lines, the third field its depth).
+shca_vectors() {
+	awk 'NR > 2 && $3 > 0 { n++ } END { print n + 0 }' \
+		"/sys/kernel/debug/shca/$1/eq"
+}
+
+# eqs_with_events DEV: how many of the device's EQs have had an event
+# written to them (the fourth field of debugfs eq: the EQEs written).
+eqs_with_events() {
+	awk 'NR > 2 && $4 > 0 { n++ } END { print n + 0 }' \
+		"/sys/kernel/debug/shca/$1/eq"
+}
+
 # netns_setup: the netdevs and devices; shca2 is created from its netdev's
 # namespace, where "rdma link add" finds the netdev.
 netns_setup() {

@@ -117,13 +117,15 @@ nvme_target_down() {
 }
 
 # nvme_connect ADDR [OPTION...]: connect to the target at ADDR with two I/O
-# queues; prints the controller's name (nvmeN).
+# queues, or NVME_QUEUES of them (NVME_QUEUES=default: as many as nvme
+# connect gives by default); prints the controller's name (nvmeN).
 nvme_connect() {
-	local addr=$1 out ctrl
+	local addr=$1 out ctrl q=(-i "${NVME_QUEUES:-2}")
 	shift
+	[ "${NVME_QUEUES:-}" != default ] || q=()
 	out=$(nvme connect -t rdma -a "$addr" -s $NVME_PORT -n $NVME_NQN \
 		--hostnqn=$NVME_HOSTNQN --hostid=$NVME_HOSTID \
-		-i "${NVME_QUEUES:-2}" "$@" 2>&1) ||
+		"${q[@]}" "$@" 2>&1) ||
 		fail "nvme connect -a $addr $*: $out"
 	ctrl=$(nvme_ctrl) || fail "nvme connect made no controller: $out"
 	echo "$ctrl"

@@ -266,6 +266,12 @@ log "read 8 MiB with O_DIRECT in ${t} ms"
 [ "$(xprt_field 12)" -gt 0 ] ||
 	fail "no RDMA WRITE chunk for the reads: $(grep 'xprt:' /proc/self/mountstats)"
 log "xprt: $(grep 'xprt:' /proc/self/mountstats)"
+# The client's and the server's CQs spread over shca1's completion
+# vectors (ib_alloc_cq_any()): every one of its EQs has had events.
+n=$(eqs_with_events shca1)
+[ "$n" -eq "$(shca_vectors shca1)" ] ||
+	fail "events on $n of shca1's EQs: $(cat /sys/kernel/debug/shca/shca1/eq)"
+log "events on all $n of shca1's EQs"
 rm $mnt/f* $mnt/big
 nfs_umount
 nfs_mount $srv

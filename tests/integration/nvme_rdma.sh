@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # NVMe over RDMA over shca: an nvmet-rdma port on shca0's IPv4 address
 # exporting a memory-backed null_blk namespace, and nvme-rdma's host
-# connecting to it with at least two I/O queues (one a write queue) and a
-# host NQN of the test's own, (a) in loopback on shca0 and (b) from shca1
-# (--host-traddr) to shca0.
+# connecting to it as a plain "nvme connect" does, with a host NQN of the
+# test's own, (a) in loopback on shca0 and (b) from shca1 (--host-traddr)
+# to shca0.  Each connect must get one I/O queue per CPU: shca has a
+# completion vector per CPU, and 6.1's nvme-rdma takes no more queues than
+# the device has vectors.  The queues' CQs spread over the vectors: every
+# EQ of shca0 has events.
 # Each time fio writes crc32c-checked blocks (4 KiB random, which go as
 # inline data, and 128 KiB sequential, which the target fetches with RDMA
 # READ from a fast-registration MR) and reads them back; the host
@@ -24,18 +27,16 @@ trap nvme_cleanup EXIT
 two_devices
 nvme_modules
 nvme_target 10.11.0.1
-# 6.1's nvme-rdma takes no more read queues, nor more write queues, than
-# the device has completion vectors, and shca has one: two I/O queues
-# there need a write queue of their own.  6.12's takes what is asked (up
-# to the CPUs): three.
-queues=(--nr-write-queues=1)
+cpus=$(nproc)
+export NVME_QUEUES=default
 
 # qps_on HOSTDEV: the host's QPs are on HOSTDEV, the target's on shca0,
-# one per queue (admin and I/O) each side.
+# one per queue (the admin queue and an I/O queue per CPU) each side.
 qps_on() {
 	local ctrl=$1 hostdev=$2 n want
 	want=$(cat /sys/class/nvme/"$ctrl"/queue_count)
-	[ "$want" -ge 3 ] || fail "$ctrl has $want queues, expected the admin queue and 2 I/O queues"
+	[ "$want" -eq $((cpus + 1)) ] ||
+		fail "$ctrl has $want queues, expected the admin queue and $cpus I/O queues"
 	n=$(rc_qps "$hostdev" nvme_rdma)
 	[ "$n" -eq "$want" ] || fail "nvme_rdma holds $n QPs on $hostdev, expected $want: $(rdma res show qp)"
 	n=$(rc_qps shca0 nvmet_rdma)
@@ -47,10 +48,13 @@ qps_on() {
 	fi
 	[ "$n" = 00 ] || fail "QPs on the wrong device: $(rdma res show qp)"
 	echo "$ctrl: $want queues; host QPs on $hostdev, target QPs on shca0"
+	n=$(shca_vectors shca0)
+	[ "$n" -eq "$cpus" ] ||
+		fail "shca0 has $n completion vectors, not one per CPU ($cpus)"
 }
 
 # (a) loopback on shca0.
-ctrl=$(nvme_connect 10.11.0.1 "${queues[@]}")
+ctrl=$(nvme_connect 10.11.0.1)
 disk=$(nvme_wait_disk)
 echo "$(date +%T) loopback: $ctrl, $disk"
 qps_on "$ctrl" shca0
@@ -64,18 +68,21 @@ nvme_disconnect
 # between the two ports would, the request is rejected (REJ, consumer
 # defined).
 ip route add 10.11.1.1/32 dev shca_d0
-ctrl=$(nvme_connect 10.11.0.1 --host-traddr=10.11.1.1 "${queues[@]}")
+ctrl=$(nvme_connect 10.11.0.1 --host-traddr=10.11.1.1)
 disk=$(nvme_wait_disk)
 echo "$(date +%T) two devices: $ctrl, $disk"
 qps_on "$ctrl" shca1
 fio_verify cross "$disk" write 8
 nvme_disconnect
-ctrl=$(nvme_connect 10.11.0.1 --host-traddr=10.11.1.1 "${queues[@]}")
+ctrl=$(nvme_connect 10.11.0.1 --host-traddr=10.11.1.1)
 disk=$(nvme_wait_disk)
 # What both runs wrote is still there, across the reconnects (fio starts
 # slowly under emulation: one run checks both).
 fio_verify again "$disk" verify 8 0
 nvme_disconnect
+n=$(eqs_with_events shca0)
+[ "$n" -eq "$cpus" ] ||
+	fail "events on $n of shca0's $cpus EQs: $(cat /sys/kernel/debug/shca/shca0/eq)"
 
 trap - EXIT
 nvme_cleanup

@@ -8,7 +8,8 @@
 # exactly once.  Arming a CQ makes no system call either: ibv_req_notify_cq
 # stores the request in the CQ's doorbell record, the next CQE raises the
 # event, and an arm into the cq_arm window (CQE published, record not yet
-# read) is followed by a poll that finds the CQE, and by the event.
+# read) is followed by a poll that finds the CQE, and by the event.  A CQ
+# on each completion vector (one per CPU) wakes its channel.
 # make check runs it on the debug kernel only: it drives the model and
 # shca's own code, the same on every kernel; make check-long runs it on
 # the stock kernels too.
@@ -26,4 +27,5 @@ ktap_check "$SHCA_OUT/uverbs-doorbell.txt" db_idle_wqe_runs_once
 timeout 120 "$t" shca0 cq_arm | tee "$SHCA_OUT/uverbs-cq-arm.txt" ||
 	fail "$(grep '^not ok' "$SHCA_OUT/uverbs-cq-arm.txt")"
 ktap_check "$SHCA_OUT/uverbs-cq-arm.txt" cq_arm_window_polls_then_wakes
+ktap_check "$SHCA_OUT/uverbs-cq-arm.txt" cq_arm_every_vector_wakes
 echo ok

@@ -57,7 +57,7 @@ static void shca_arm_wait_drained(struct kunit *test, struct shca_tq *tq)
 	struct shca_hw_eq_state st;
 
 	for (;;) {
-		shca_hw_eq_query(to_shca_dev(tq->dev)->hw, &st);
+		shca_hw_eq_query(to_shca_dev(tq->dev)->hw, 0, &st);
 		if (st.acked == st.written && !st.owing)
 			return;
 		KUNIT_ASSERT_FALSE(test, time_after(jiffies, end));

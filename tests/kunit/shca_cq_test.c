@@ -295,7 +295,7 @@ static void shca_test_create_cq_refuses_bad_attrs(struct kunit *test)
 	cq = ib_create_cq(da, NULL, NULL, NULL, &attr);
 	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(cq));
 	attr.cqe = 8;
-	attr.comp_vector = 3;
+	attr.comp_vector = da->num_comp_vectors;
 	cq = ib_create_cq(da, NULL, NULL, NULL, &attr);
 	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(cq));
 }

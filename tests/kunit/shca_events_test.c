@@ -57,7 +57,7 @@ static void shca_events_wait_drained(struct kunit *test, struct ib_device *dev)
 	struct shca_hw_eq_state st;
 
 	for (;;) {
-		shca_hw_eq_query(shca_events_sdev(dev)->hw, &st);
+		shca_hw_eq_query(shca_events_sdev(dev)->hw, 0, &st);
 		if (st.acked == st.written && !st.owing)
 			return;
 		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
@@ -78,7 +78,7 @@ static void shca_events_wait_eq(struct kunit *test, struct ib_device *dev,
 	struct shca_hw_eq_state st;
 
 	for (;;) {
-		shca_hw_eq_query(shca_events_sdev(dev)->hw, &st);
+		shca_hw_eq_query(shca_events_sdev(dev)->hw, 0, &st);
 		if (st.written - st.acked == held && st.owing == owing)
 			return;
 		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
@@ -151,7 +151,7 @@ static void shca_test_eq_sized_for_every_object(struct kunit *test)
 
 	/* A completion and a CQ error per CQ, one per QP, SRQ and port. */
 	need = 2ULL * c->max_cq + c->max_qp + c->max_srq + SHCA_HW_NUM_PORTS;
-	shca_hw_eq_query(shca_events_sdev(dev)->hw, &st);
+	shca_hw_eq_query(shca_events_sdev(dev)->hw, 0, &st);
 	KUNIT_EXPECT_GE(test, (u64)st.depth, need);
 	KUNIT_EXPECT_LT(test, (u64)st.depth, 2 * need);
 	KUNIT_EXPECT_EQ(test, st.depth,
@@ -231,7 +231,7 @@ static void shca_test_eq_overrun_keeps_wakeups(struct kunit *test)
 							 ovf + 1));
 	KUNIT_EXPECT_EQ(test, eqes + SHCA_EVENTS_FILLERS,
 			shca_test_counter(dev, SHCA_CNT_EQES));
-	shca_hw_eq_query(shca_events_sdev(dev)->hw, &st);
+	shca_hw_eq_query(shca_events_sdev(dev)->hw, 0, &st);
 	KUNIT_EXPECT_EQ(test, 1, st.owing);
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&tq->comp_events));
 

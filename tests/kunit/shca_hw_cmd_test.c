@@ -66,6 +66,12 @@ static const struct shca_bad_cmd_case shca_bad_cmd_cases[] = {
 	  SHCA_HW_BAD_INDEX },
 	{ "EQ without a ring", { .opcode = SHCA_CMD_CREATE_EQ },
 	  SHCA_HW_BAD_PARAM },
+	{ "EQ past the vector table",
+	  { .opcode = SHCA_CMD_CREATE_EQ, .index = SHCA_HW_MAX_EQS },
+	  SHCA_HW_BAD_INDEX },
+	{ "destroy an EQ past the vector table",
+	  { .opcode = SHCA_CMD_DESTROY_EQ, .index = SHCA_HW_MAX_EQS },
+	  SHCA_HW_BAD_INDEX },
 	{ "CQ without a ring", { .opcode = SHCA_CMD_CREATE_CQ },
 	  SHCA_HW_BAD_PARAM },
 	{ "resize of a CQ without a ring", { .opcode = SHCA_CMD_RESIZE_CQ },
@@ -413,6 +419,74 @@ static void shca_test_busy_cq_and_bad_transition_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
 }
 
+/* Run a copy of @tmpl in @c: the template can be run again. */
+static enum shca_hw_status shca_hw_cmd_run(struct shca_hw *hw,
+					   struct shca_hw_cmd *c,
+					   const struct shca_hw_cmd *tmpl)
+{
+	*c = *tmpl;
+	return shca_hw_exec(hw, c);
+}
+
+/* Run @opcode on the object @index, with no parameters. */
+static enum shca_hw_status shca_hw_cmd_on(struct shca_hw *hw,
+					  struct shca_hw_cmd *c,
+					  enum shca_hw_opcode opcode, u32 index)
+{
+	*c = (struct shca_hw_cmd){ .opcode = opcode, .index = index };
+	return shca_hw_exec(hw, c);
+}
+
+/*
+ * A CQ names its completion vector, and the vector must be one the
+ * device has; an EQ is created once, and cannot be destroyed while a CQ
+ * has it for its vector.
+ */
+static void shca_test_eq_stays_while_a_cq_has_its_vector(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	u32 last = shca_hw_caps(hw)->max_eq - 1, cqn;
+	struct shca_hw_cmd *eq, *cq, *c;
+
+	/* Commands are large: off the stack. */
+	eq = kunit_kcalloc(test, 3, sizeof(*eq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, eq);
+	cq = eq + 1;
+	c = eq + 2;
+	eq->opcode = SHCA_CMD_CREATE_EQ;
+	eq->index = last;
+	eq->in.eq.log_depth = 4;
+	eq->in.eq.ring = kunit_kcalloc(test, 16, sizeof(*eq->in.eq.ring),
+				       GFP_KERNEL);
+	cq->opcode = SHCA_CMD_CREATE_CQ;
+	cq->in.cq.ring = kunit_kcalloc(test, 4, sizeof(*cq->in.cq.ring),
+				       GFP_KERNEL);
+	cq->in.cq.dbrec = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, eq->in.eq.ring && cq->in.cq.ring &&
+			  cq->in.cq.dbrec);
+	cq->in.cq.log_depth = 2;
+
+	KUNIT_EXPECT_EQ(test, (u32)SHCA_HW_MAX_EQS, shca_hw_caps(hw)->max_eq);
+	cq->in.cq.eqn = last + 1;
+	KUNIT_EXPECT_EQ(test, SHCA_HW_BAD_PARAM, shca_hw_cmd_run(hw, c, cq));
+
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_cmd_run(hw, c, eq));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_BAD_STATE, shca_hw_cmd_run(hw, c, eq));
+	cq->in.cq.eqn = last;
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_cmd_run(hw, c, cq));
+	cqn = c->out.id.num;
+	KUNIT_EXPECT_EQ(test, SHCA_HW_BUSY,
+			shca_hw_cmd_on(hw, c, SHCA_CMD_DESTROY_EQ, last));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK,
+			shca_hw_cmd_on(hw, c, SHCA_CMD_DESTROY_CQ, cqn));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK,
+			shca_hw_cmd_on(hw, c, SHCA_CMD_DESTROY_EQ, last));
+	/* Destroyed, it can be created again. */
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_cmd_run(hw, c, eq));
+	KUNIT_EXPECT_EQ(test, SHCA_HW_OK,
+			shca_hw_cmd_on(hw, c, SHCA_CMD_DESTROY_EQ, last));
+}
+
 /**
  * struct shca_user_wqe_case - a WQE that names memory by kernel address
  * @name: the case's name
@@ -522,6 +596,7 @@ static struct kunit_case shca_hw_cmd_cases[] = {
 	KUNIT_CASE(shca_test_windows_patched_in_only_while_watched),
 	KUNIT_CASE(shca_test_command_table_describes_every_opcode),
 	KUNIT_CASE(shca_test_busy_cq_and_bad_transition_refused),
+	KUNIT_CASE(shca_test_eq_stays_while_a_cq_has_its_vector),
 	KUNIT_CASE_PARAM(shca_test_user_qp_wqe_refused,
 			 shca_user_wqe_gen_params),
 	KUNIT_CASE_PARAM(shca_test_status_becomes_errno,

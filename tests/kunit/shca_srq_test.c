@@ -228,7 +228,7 @@ static bool shca_srq_eq_drained(struct ib_device *dev)
 	struct shca_hw_eq_state st;
 
 	do {
-		shca_hw_eq_query(to_shca_dev(dev)->hw, &st);
+		shca_hw_eq_query(to_shca_dev(dev)->hw, 0, &st);
 		if (st.written == st.acked && !st.owing)
 			return true;
 		usleep_range(50, 200);
@@ -267,7 +267,7 @@ static void shca_test_srq_event_of_a_destroyed_srq_reaches_no_new_one(struct kun
 							   shca_srq_eq_resume,
 							   to_shca_dev(db)));
 	shca_eq_pause(to_shca_dev(db), true);
-	shca_hw_eq_query(to_shca_dev(db)->hw, &st);
+	shca_hw_eq_query(to_shca_dev(db)->hw, 0, &st);
 
 	/* One of two taken: under the limit, the event goes to the EQ. */
 	KUNIT_ASSERT_EQ(test, 0, shca_test_post_send(a, b, IB_WR_SEND, 1, 0,
@@ -276,7 +276,7 @@ static void shca_test_srq_event_of_a_destroyed_srq_reaches_no_new_one(struct kun
 	end = jiffies + 5 * HZ;
 	do {
 		usleep_range(50, 200);
-		shca_hw_eq_query(to_shca_dev(db)->hw, &st);
+		shca_hw_eq_query(to_shca_dev(db)->hw, 0, &st);
 	} while (st.written == st.acked && !time_after(jiffies, end));
 	KUNIT_ASSERT_EQ(test, st.acked + 1, st.written);
 

@@ -170,7 +170,8 @@ KUNIT_ARRAY_PARAM(shca_teardown, shca_teardown_params, shca_teardown_param_desc)
  * shca_teardown_bench() - a device with a victim and a neighbour on shared CQs
  * @test: the test
  * @type: the QP type of both
- * @split: separate send and receive CQs
+ * @split: separate send and receive CQs, on different completion vectors
+ *	where the device has more than one
  * @srq: an SRQ both receive from, or NULL
  * @v: the victim, connected to itself
  * @n: the neighbour, connected to itself
@@ -189,7 +190,13 @@ struct ib_device *shca_teardown_bench(struct kunit *test, enum ib_qp_type type,
 	if (!dev)
 		shca_test_devices(test, false, &dev, &unused);
 	*scq = shca_test_cq_new(test, dev, 256);
-	*rcq = split ? shca_test_cq_new(test, dev, 256) : *scq;
+	/*
+	 * Split CQs sit on the first and the last completion vector: a
+	 * victim's CQEs are swept from two vectors' CQs.
+	 */
+	*rcq = split ? shca_test_cq_new_on(test, dev, 256,
+					   dev->num_comp_vectors - 1,
+					   NULL, NULL) : *scq;
 	shca_test_tq_init_on(test, v, dev, type, srq, *scq, *rcq, 16);
 	shca_test_tq_init_on(test, n, dev, type, srq, *scq, *rcq, 16);
 	shca_test_connect(test, v, v);

@@ -150,6 +150,9 @@ void shca_test_tq_init_on(struct kunit *test, struct shca_tq *tq,
 			  struct ib_cq *rcq, u32 wr);
 struct ib_cq *shca_test_cq_new(struct kunit *test, struct ib_device *dev,
 			       int depth);
+struct ib_cq *shca_test_cq_new_on(struct kunit *test, struct ib_device *dev,
+				  int depth, u32 vector,
+				  ib_comp_handler handler, void *ctx);
 struct ib_cq *shca_test_cq_new_flags(struct kunit *test, struct ib_device *dev,
 				     int depth, u32 flags);
 int shca_test_to_rts(struct shca_tq *tq, struct shca_tq *peer);

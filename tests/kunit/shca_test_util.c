@@ -347,6 +347,33 @@ struct ib_cq *shca_test_cq_new_flags(struct kunit *test, struct ib_device *dev,
 }
 
 /**
+ * shca_test_cq_new_on() - a CQ on a completion vector, with a handler, that
+ *	outlives every end created after it
+ * @test: the test; the CQ is destroyed when it ends
+ * @dev: the device
+ * @depth: CQEs it must hold
+ * @vector: its completion vector
+ * @handler: its completion handler, or NULL
+ * @ctx: the handler's argument
+ *
+ * Return: the CQ.
+ */
+struct ib_cq *shca_test_cq_new_on(struct kunit *test, struct ib_device *dev,
+				  int depth, u32 vector,
+				  ib_comp_handler handler, void *ctx)
+{
+	struct ib_cq_init_attr attr = { .cqe = depth, .comp_vector = vector };
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(dev, handler, NULL, ctx, &attr);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(cq), "create_cq on vector %u: %ld",
+			       vector, PTR_ERR(cq));
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, shca_test_cq_free, cq));
+	return cq;
+}
+
+/**
  * shca_test_cq_new() - a CQ that outlives every end created after it
  * @test: the test; the CQ is destroyed when it ends
  * @dev: the device

@@ -2694,6 +2694,46 @@ static void *arm_post_fn(void *arg)
 }
 
 /*
+ * Every completion vector wakes its CQ's channel: the device has one per
+ * CPU, and a CQ on each, armed, gets its event for a WRITE's CQE.
+ */
+static void cq_arm_vectors(struct pair *p, struct ibv_comp_channel *ch)
+{
+	struct arm_post d = { p, NULL, 0 };
+	int v, n = p->ctx->num_comp_vectors, woke = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ibv_qp *qb;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+
+	CHECK(n >= 1 && n == (cpus < 64 ? cpus : 64),
+	      "cq_arm_one_vector_per_cpu", "%d vectors, %ld CPUs", n, cpus);
+	for (v = 0; v < n; v++) {
+		cq = ibv_create_cq(p->ctx, 16, NULL, ch, v);
+		if (!cq)
+			die("cq_arm: a CQ on a vector");
+		d.qp = new_qp(p, cq, IBV_QPT_RC);
+		qb = new_qp(p, p->cq, IBV_QPT_RC);
+		if (connect_qp(p, d.qp, qb->qp_num) ||
+		    connect_qp(p, qb, d.qp->qp_num))
+			die("cq_arm: connect on a vector");
+		d.wr_id = 100 + v;
+		if (ibv_req_notify_cq(cq, 0))
+			die("cq_arm: arm on a vector");
+		arm_post_fn(&d);
+		woke += cq_event_within(ch, cq, 5000) && poll_one(cq, &wc) &&
+			wc.wr_id == d.wr_id && wc.status == IBV_WC_SUCCESS;
+		if (ibv_destroy_qp(d.qp) || ibv_destroy_qp(qb) ||
+		    ibv_destroy_cq(cq))
+			die("cq_arm: teardown on a vector");
+	}
+	CHECK(woke == n, "cq_arm_every_vector_wakes", "%d of %d vectors woke",
+	      woke, n);
+	CHECK(!ibv_create_cq(p->ctx, 16, NULL, ch, n) && errno == EINVAL,
+	      "cq_arm_no_cq_past_the_vectors", "errno %d", errno);
+}
+
+/*
  * ibv_req_notify_cq() stores a request in the CQ's doorbell record: no
  * system call (the device's doorbell counter stands still), and the next
  * CQE raises the event (cq_dbrec_arms counts the request).  Then the
@@ -2771,8 +2811,10 @@ static void test_cq_arm(void)
 	      "CQE %d, early event %d, event %d, nothing more %d", found,
 	      early, ev, none);
 
-	if (ibv_destroy_qp(qa) || ibv_destroy_qp(qb) || ibv_destroy_cq(cq) ||
-	    ibv_destroy_comp_channel(ch))
+	if (ibv_destroy_qp(qa) || ibv_destroy_qp(qb) || ibv_destroy_cq(cq))
+		die("cq_arm teardown");
+	cq_arm_vectors(&p, ch);
+	if (ibv_destroy_comp_channel(ch))
 		die("cq_arm teardown");
 	pair_close(&p);
 	traffic_ok("cq_arm_device_works_after");

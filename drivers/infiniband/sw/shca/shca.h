@@ -110,6 +110,22 @@ struct shca_drv_counters {
 #define SHCA_DEV_F_NO_MAD	BIT(0)
 
 /**
+ * struct shca_eq - one event queue and its vector's handler
+ * @sdev: the device
+ * @ring: the EQE ring
+ * @eqn: the EQ's number, which is also its completion vector's
+ * @cpu: the CPU its vector is steered to: get_vector_affinity's answer
+ * @ci: its consumer index; only the vector's handler moves it
+ */
+struct shca_eq {
+	struct shca_dev *sdev;
+	struct shca_hw_eqe *ring;
+	u32 eqn;
+	int cpu;
+	u32 ci;
+};
+
+/**
  * struct shca_dev - one shca device, bound to one netdev
  * @ibdev: the ib_core device; first, as ib_alloc_device() requires
  * @hw: the modeled HCA behind it
@@ -121,11 +137,12 @@ struct shca_drv_counters {
  *	creation until its teardown has returned
  * @dead: dealloc_driver has run; under shca_dev_list_lock
  * @debugfs: the device's debugfs directory
- * @eq: the event queue ring, or NULL before it exists
- * @eq_log_depth: log2 of its depth
- * @eq_ci: its consumer index; only the interrupt handler moves it
- * @eq_paused: a test knob: the interrupt handler waits before it drains
- * @eq_delay_us: a test knob: the handler sleeps this long per EQE
+ * @eqs: the event queues, one per completion vector, or NULL before they
+ *	exist
+ * @num_eqs: how many: the device's completion vectors
+ * @eq_log_depth: log2 of each one's depth
+ * @eq_paused: a test knob: the interrupt handlers wait before they drain
+ * @eq_delay_us: a test knob: the handlers sleep this long per EQE
  * @eq_wait: woken when @eq_paused is cleared
  * @cqs: CQs by number, for completion and CQ events
  * @qps: QPs by number, for polling and QP events
@@ -152,9 +169,9 @@ struct shca_dev {
 	struct list_head list;
 	bool dead;
 	struct dentry *debugfs;
-	struct shca_hw_eqe *eq;
+	struct shca_eq *eqs;
+	u32 num_eqs;
 	u32 eq_log_depth;
-	u32 eq_ci;
 	bool eq_paused;
 	u32 eq_delay_us;
 	wait_queue_head_t eq_wait;
@@ -594,6 +611,8 @@ int shca_query_port(struct ib_device *ibdev, u32 port_num,
 int shca_eq_create(struct shca_dev *sdev);
 void shca_eq_destroy(struct shca_dev *sdev);
 void shca_eq_pause(struct shca_dev *sdev, bool pause);
+const struct cpumask *shca_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector);
 
 /* shca_buf.c */
 void *shca_buf_alloc(size_t ring_bytes, void **dbrec);

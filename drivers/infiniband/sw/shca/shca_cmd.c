@@ -332,18 +332,20 @@ int shca_cmd_dealloc_xrcd(struct shca_dev *sdev, u32 xrcdn)
 }
 
 /**
- * shca_cmd_create_eq() - hand the device its event queue ring
+ * shca_cmd_create_eq() - hand the device one event queue's ring
  * @sdev: the device
+ * @eqn: the EQ, which is also its vector
  * @ring: the ring, zeroed
  * @log_depth: log2 of its number of EQEs
  *
  * Return: 0 or a negative errno.
  */
-int shca_cmd_create_eq(struct shca_dev *sdev, struct shca_hw_eqe *ring,
-		       u32 log_depth)
+int shca_cmd_create_eq(struct shca_dev *sdev, u32 eqn,
+		       struct shca_hw_eqe *ring, u32 log_depth)
 {
 	struct shca_hw_cmd cmd = {
 		.opcode = SHCA_CMD_CREATE_EQ,
+		.index = eqn,
 		.in.eq.ring = ring,
 		.in.eq.log_depth = log_depth,
 	};
@@ -352,14 +354,18 @@ int shca_cmd_create_eq(struct shca_dev *sdev, struct shca_hw_eqe *ring,
 }
 
 /**
- * shca_cmd_destroy_eq() - take the event queue back from the device
+ * shca_cmd_destroy_eq() - take an event queue back from the device
  * @sdev: the device
+ * @eqn: the EQ, no CQ's vector any more
  *
  * Return: 0 or a negative errno.
  */
-int shca_cmd_destroy_eq(struct shca_dev *sdev)
+int shca_cmd_destroy_eq(struct shca_dev *sdev, u32 eqn)
 {
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_DESTROY_EQ };
+	struct shca_hw_cmd cmd = {
+		.opcode = SHCA_CMD_DESTROY_EQ,
+		.index = eqn,
+	};
 
 	return shca_cmd_exec(sdev, &cmd);
 }

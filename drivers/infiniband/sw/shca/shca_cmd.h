@@ -48,9 +48,9 @@ int shca_cmd_alloc_xrcd(struct shca_dev *sdev, u32 *xrcdn);
 int shca_cmd_dealloc_xrcd(struct shca_dev *sdev, u32 xrcdn);
 
 /* The event queue */
-int shca_cmd_create_eq(struct shca_dev *sdev, struct shca_hw_eqe *ring,
-		       u32 log_depth);
-int shca_cmd_destroy_eq(struct shca_dev *sdev);
+int shca_cmd_create_eq(struct shca_dev *sdev, u32 eqn,
+		       struct shca_hw_eqe *ring, u32 log_depth);
+int shca_cmd_destroy_eq(struct shca_dev *sdev, u32 eqn);
 
 /* Completion queues */
 int shca_cmd_create_cq(struct shca_dev *sdev,

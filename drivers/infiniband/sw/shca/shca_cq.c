@@ -123,6 +123,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	params.ring = cq->ring;
 	params.log_depth = cq->log_depth;
 	params.dbrec = cq->dbrec;
+	params.eqn = attr->comp_vector;
 	if (attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		params.flags = SHCA_HW_CQ_F_TIMESTAMP;
 	err = shca_cmd_create_cq(sdev, &params, &id);

@@ -1,27 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: the event queue and the interrupt handler.
+ * shca: the event queues and their interrupt handlers.
  *
- * The device writes completion and affiliated events to one EQ and raises
- * its vector; the handler drains the EQ by owner bit, turns each EQE into
- * a consumer callback and re-arms.  EQEs carry object numbers, never
- * pointers: an object is looked up, and held, under its xarray's lock, so
- * an event for an object being destroyed finds nothing.  An event of a QP,
- * CQ or SRQ also carries the object's generation, so an event of an
- * earlier holder of its number, still in the EQ, is dropped.
+ * The device gets one EQ per online CPU (at most the comp_vectors module
+ * parameter, and the device's own limit), each with a vector steered to
+ * its CPU: the completion vectors a CQ chooses from.  The device writes a
+ * CQ's completion and error events to the EQ of the CQ's vector, and
+ * affiliated and port events to EQ 0.  Each vector's handler drains its EQ
+ * by owner bit, turns each EQE into a consumer callback and re-arms; the
+ * handlers of different vectors run in parallel.  EQEs carry object
+ * numbers, never pointers: an object is looked up, and held, under its
+ * xarray's lock, so an event for an object being destroyed finds nothing.
+ * An event of a QP, CQ or SRQ also carries the object's generation, so an
+ * event of an earlier holder of its number, still in an EQ, is dropped.
  *
- * The EQ is as deep as the device's objects need (shca_hw_eq_log_depth()):
+ * Each EQ is as deep as the device's objects need (shca_hw_eq_log_depth()):
  * the device keeps at most one EQE per object and kind in it, and holds
  * back, never drops, an event that finds the EQ full.
  */
 #include <kunit/visibility.h>
+#include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "shca.h"
 
 /* The longest the eq_delay_us knob makes the handler sleep per EQE. */
 #define SHCA_EQ_MAX_DELAY_US	100000
+
+static unsigned int comp_vectors = SHCA_HW_MAX_EQS;
+module_param(comp_vectors, uint, 0644);
+MODULE_PARM_DESC(comp_vectors,
+		 "completion vectors per device, one per online CPU up to this many (1..64, default 64); a device takes the value in force when it is created");
 
 static const enum ib_event_type shca_event_type[] = {
 	[SHCA_EV_COMM_EST]	= IB_EVENT_COMM_EST,
@@ -121,21 +133,22 @@ static void shca_eq_port(struct shca_dev *sdev, const struct shca_hw_eqe *eqe)
 }
 
 /*
- * The vector's handler: drain the EQ, then re-arm it.  A test may pause it
+ * A vector's handler: drain its EQ, then re-arm it.  A test may pause it
  * (it then waits here, and EQEs pile up in the EQ) or slow it down.
  */
 static void shca_eq_irq(void *ctx)
 {
-	struct shca_dev *sdev = ctx;
+	struct shca_eq *eq = ctx;
+	struct shca_dev *sdev = eq->sdev;
 	u32 mask = (1U << sdev->eq_log_depth) - 1;
 	struct shca_hw_eqe *eqe;
 	u32 delay;
 
 	wait_event_idle(sdev->eq_wait, !READ_ONCE(sdev->eq_paused));
 	for (;;) {
-		eqe = &sdev->eq[sdev->eq_ci & mask];
+		eqe = &eq->ring[eq->ci & mask];
 		if (READ_ONCE(eqe->owner) ==
-		    ((sdev->eq_ci >> sdev->eq_log_depth) & 1))
+		    ((eq->ci >> sdev->eq_log_depth) & 1))
 			break;
 		dma_rmb();
 		delay = READ_ONCE(sdev->eq_delay_us);
@@ -161,59 +174,127 @@ static void shca_eq_irq(void *ctx)
 					      eqe->type);
 			break;
 		}
-		sdev->eq_ci++;
+		eq->ci++;
 	}
-	shca_hw_eq_arm(sdev->hw, sdev->eq_ci);
+	shca_hw_eq_arm(sdev->hw, eq->eqn, eq->ci);
 }
 
-/**
- * shca_eq_create() - give the device its event queue and connect the vector
- * @sdev: the device
- *
- * Return: 0 or a negative errno.
- */
-int shca_eq_create(struct shca_dev *sdev)
+/* Give the device EQ @eqn, its vector steered to @cpu. */
+static int shca_eq_create_one(struct shca_dev *sdev, u32 eqn, int cpu)
 {
+	struct shca_eq *eq = &sdev->eqs[eqn];
 	int err;
 
-	init_waitqueue_head(&sdev->eq_wait);
-	sdev->eq_log_depth = shca_hw_eq_log_depth(&sdev->caps);
-	sdev->eq = vzalloc(sizeof(*sdev->eq) << sdev->eq_log_depth);
-	if (!sdev->eq)
+	eq->sdev = sdev;
+	eq->eqn = eqn;
+	eq->cpu = cpu;
+	eq->ring = vzalloc(sizeof(*eq->ring) << sdev->eq_log_depth);
+	if (!eq->ring)
 		return -ENOMEM;
-	shca_hw_request_irq(sdev->hw, shca_eq_irq, sdev);
-	err = shca_cmd_create_eq(sdev, sdev->eq, sdev->eq_log_depth);
+	err = shca_hw_request_irq(sdev->hw, eqn, cpu, shca_eq_irq, eq);
+	if (!err) {
+		err = shca_cmd_create_eq(sdev, eqn, eq->ring,
+					 sdev->eq_log_depth);
+		if (err)
+			shca_hw_free_irq(sdev->hw, eqn);
+	}
 	if (err) {
-		shca_hw_free_irq(sdev->hw);
-		vfree(sdev->eq);
-		sdev->eq = NULL;
+		vfree(eq->ring);
+		eq->ring = NULL;
 	}
 	return err;
 }
 
 /**
- * shca_eq_destroy() - take the event queue back and quiet the vector
- * @sdev: the device; one without an EQ is allowed
+ * shca_eq_create() - give the device its event queues and connect the vectors
+ * @sdev: the device
+ *
+ * One EQ per CPU online now, up to comp_vectors and the device's limit,
+ * vector i steered to the i-th of them; at least one.  They become the
+ * device's completion vectors.
+ *
+ * Return: 0 or a negative errno.
  */
-void shca_eq_destroy(struct shca_dev *sdev)
+int shca_eq_create(struct shca_dev *sdev)
 {
-	if (!sdev->eq)
-		return;
-	/* A paused handler would hold up the wait for it below. */
-	shca_eq_pause(sdev, false);
-	shca_cmd_destroy_eq(sdev);
-	shca_hw_free_irq(sdev->hw);
-	vfree(sdev->eq);
-	sdev->eq = NULL;
+	u32 i, n;
+	int err = 0;
+
+	n = min3(num_online_cpus(), clamp(READ_ONCE(comp_vectors), 1U,
+					  (unsigned int)SHCA_HW_MAX_EQS),
+		 sdev->caps.max_eq);
+	if (!n)
+		return -EINVAL;
+	init_waitqueue_head(&sdev->eq_wait);
+	sdev->eq_log_depth = shca_hw_eq_log_depth(&sdev->caps);
+	sdev->eqs = kcalloc(n, sizeof(*sdev->eqs), GFP_KERNEL);
+	if (!sdev->eqs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		err = shca_eq_create_one(sdev, i,
+					 cpumask_local_spread(i, NUMA_NO_NODE));
+		if (err)
+			break;
+		sdev->num_eqs = i + 1;
+	}
+	if (err)
+		shca_eq_destroy(sdev);
+	return err;
 }
 
 /**
- * shca_eq_pause() - hold the interrupt handler before it drains the EQ
- * @sdev: the device
- * @pause: true to hold it, false to let it go on
+ * shca_eq_destroy() - take the event queues back and quiet the vectors
+ * @sdev: the device; one without EQs is allowed
+ */
+void shca_eq_destroy(struct shca_dev *sdev)
+{
+	struct shca_eq *eq;
+	int err;
+
+	if (!sdev->eqs)
+		return;
+	/* A paused handler would hold up the waits for it below. */
+	shca_eq_pause(sdev, false);
+	while (sdev->num_eqs) {
+		eq = &sdev->eqs[--sdev->num_eqs];
+		err = shca_cmd_destroy_eq(sdev, eq->eqn);
+		shca_hw_free_irq(sdev->hw, eq->eqn);
+		/* The device may still write to an EQ it did not give back. */
+		if (err)
+			ibdev_err_ratelimited(&sdev->ibdev,
+					      "EQ %u not destroyed (%d): its ring is leaked\n",
+					      eq->eqn, err);
+		else
+			vfree(eq->ring);
+	}
+	kfree(sdev->eqs);
+	sdev->eqs = NULL;
+}
+
+/**
+ * shca_get_vector_affinity() - the CPU a completion vector's handler runs on
+ * @ibdev: the device
+ * @comp_vector: the vector
  *
- * A test knob: while the handler is held, the device keeps writing EQEs
- * until the EQ is full, and owes the events it cannot write.
+ * Return: the vector's CPU, or NULL for a vector the device does not have.
+ */
+const struct cpumask *shca_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+
+	if (comp_vector < 0 || comp_vector >= sdev->num_eqs)
+		return NULL;
+	return cpumask_of(sdev->eqs[comp_vector].cpu);
+}
+
+/**
+ * shca_eq_pause() - hold the interrupt handlers before they drain their EQs
+ * @sdev: the device
+ * @pause: true to hold them, false to let them go on
+ *
+ * A test knob: while the handlers are held, the device keeps writing EQEs
+ * until an EQ is full, and owes the events it cannot write.
  */
 void shca_eq_pause(struct shca_dev *sdev, bool pause)
 {

@@ -16,7 +16,7 @@
  * to empty and flushes the reaper, so it cannot return while any thread
  * (rdma link delete, a netdev's deletion, rdma_dev_exit_net) is still in
  * a teardown.  The teardown itself quiets everything of the device that
- * runs on its own: debugfs, the EQ's vector and its work item, the CQ
+ * runs on its own: debugfs, the EQs' vectors and their work items, the CQ
  * moderation timers and the model's workqueue.  The driver queues no RCU
  * callbacks.
  */
@@ -184,6 +184,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_link_layer = shca_get_link_layer,
 	.get_netdev = shca_get_netdev,
 	.get_port_immutable = shca_get_port_immutable,
+	.get_vector_affinity = shca_get_vector_affinity,
 	.map_mr_sg = shca_map_mr_sg,
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
@@ -330,7 +331,7 @@ VISIBLE_IF_KUNIT int shca_dev_add_flags(const char *name,
 	strscpy(sdev->ibdev.node_desc, "shca", sizeof(sdev->ibdev.node_desc));
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = SHCA_HW_NUM_PORTS;
-	sdev->ibdev.num_comp_vectors = 1;
+	sdev->ibdev.num_comp_vectors = sdev->num_eqs;
 
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (err)

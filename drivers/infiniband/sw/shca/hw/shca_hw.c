@@ -13,7 +13,7 @@
  * Lock order: shca_hw.cmd_mutex is the outermost lock of the model (see
  * shca_hw_int.h for the whole order); shca_hw.lock, which guards the
  * port, GID and P_Key tables, is the innermost but the leaves: nothing
- * is taken under it, so a port event is raised (shca_hw.eq_lock) after
+ * is taken under it, so a port event is raised (shca_hw_eq.lock) after
  * it is dropped.
  */
 #include <kunit/visibility.h>
@@ -135,7 +135,7 @@ static enum shca_hw_status shca_hw_cmd_query_counters(struct shca_hw *hw,
 
 /*
  * SET_PORT takes shca_hw.lock itself: the port event it may raise takes
- * shca_hw.eq_lock, which comes before it.  There is one port, so one
+ * shca_hw_eq.lock, which comes before it.  There is one port, so one
  * event source.
  */
 static enum shca_hw_status shca_hw_cmd_set_port(struct shca_hw *hw,
@@ -372,7 +372,6 @@ struct shca_hw *shca_hw_create(void)
 	/* Here, not in shca_hw_dm_init(): a failed create still frees it. */
 	xa_init(&hw->dm_ranges);
 	hw->next_qpn = SHCA_HW_FIRST_QPN;
-	shca_hw_eq_init(hw);
 	shca_hw_windows_init(hw);
 
 	hw->gids = kcalloc(hw->caps->gid_tbl_len, sizeof(*hw->gids),
@@ -380,7 +379,7 @@ struct shca_hw *shca_hw_create(void)
 	hw->pkeys = kcalloc(hw->caps->max_pkeys, sizeof(*hw->pkeys),
 			    GFP_KERNEL);
 	hw->counters = alloc_percpu(struct shca_hw_counters);
-	if (!hw->gids || !hw->pkeys || !hw->counters ||
+	if (!hw->gids || !hw->pkeys || !hw->counters || shca_hw_eq_init(hw) ||
 	    shca_hw_mcast_init(hw) || shca_hw_dm_init(hw) ||
 	    shca_hw_sched_init(hw, shca_hw_req_turn)) {
 		shca_hw_destroy(hw);

@@ -85,13 +85,15 @@ enum shca_hw_window_id {
 };
 
 /**
- * typedef shca_hw_irq_handler_t - the driver's handler for the device's
- * interrupt vector
+ * typedef shca_hw_irq_handler_t - the driver's handler for one of the
+ * device's interrupt vectors
  * @ctx: what the driver registered with it
  *
- * It runs in process context, one invocation at a time per device, like a
- * threaded interrupt handler.  It drains the event queue and acknowledges
- * with shca_hw_eq_arm().
+ * It runs in process context, one invocation at a time per vector, like a
+ * threaded interrupt handler, on the CPU the vector is steered to while
+ * that CPU is online; the handlers of different vectors run in parallel.
+ * It drains its vector's event queue and acknowledges with
+ * shca_hw_eq_arm().
  */
 typedef void (*shca_hw_irq_handler_t)(void *ctx);
 
@@ -117,9 +119,9 @@ struct shca_hw *shca_hw_create(void);
 void shca_hw_destroy(struct shca_hw *hw);
 enum shca_hw_status shca_hw_exec(struct shca_hw *hw, struct shca_hw_cmd *cmd);
 
-void shca_hw_request_irq(struct shca_hw *hw, shca_hw_irq_handler_t handler,
-			 void *ctx);
-void shca_hw_free_irq(struct shca_hw *hw);
+int shca_hw_request_irq(struct shca_hw *hw, u32 eqn, int cpu,
+			shca_hw_irq_handler_t handler, void *ctx);
+void shca_hw_free_irq(struct shca_hw *hw, u32 eqn);
 void shca_hw_set_odp_handler(struct shca_hw *hw, shca_hw_odp_fault_fn fn,
 			     void *ctx);
 
@@ -129,7 +131,7 @@ void shca_hw_ring_rq(struct shca_hw *hw, u32 qpn);
 void shca_hw_arm_cq(struct shca_hw *hw, u32 cqn, u32 how);
 u64 shca_hw_read_clock(struct shca_hw *hw);
 unsigned long shca_hw_dm_pfn(struct shca_hw *hw, u64 addr);
-void shca_hw_eq_arm(struct shca_hw *hw, u32 ci);
+void shca_hw_eq_arm(struct shca_hw *hw, u32 eqn, u32 ci);
 u32 shca_hw_eq_log_depth(const struct shca_hw_caps *caps);
 
 const char *shca_hw_opcode_name(enum shca_hw_opcode opcode);

@@ -89,6 +89,7 @@ static const struct shca_hw_caps shca_hw_default_caps = {
 	/* 256 KiB of device memory, handed out in pages. */
 	.max_dm_size			= 256 << 10,
 	.dm_log_granule			= PAGE_SHIFT,
+	.max_eq				= SHCA_HW_MAX_EQS,
 };
 
 /**
@@ -181,6 +182,7 @@ static int shca_hw_caps_show(struct seq_file *s, void *unused)
 		{ "timestamp_mask", c->timestamp_mask },
 		{ "max_dm_size", c->max_dm_size },
 		{ "dm_log_granule", c->dm_log_granule },
+		{ "max_eq", c->max_eq },
 	};
 	int i;
 

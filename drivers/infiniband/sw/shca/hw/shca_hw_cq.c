@@ -11,7 +11,7 @@
  * record's arm word, which the device reads after each CQE it publishes.
  *
  * Lock order: shca_hw_cq.write_mutex, then shca_hw_cq.lock, then (to raise
- * an event) shca_hw.eq_lock.  CQEs are written with no QP, SRQ or other CQ
+ * an event) shca_hw_eq.lock.  CQEs are written with no QP, SRQ or other CQ
  * lock held; the CQE publish and CQ arm windows sleep with only
  * write_mutex held, the CQ resize window with no lock.
  */
@@ -245,7 +245,8 @@ enum shca_hw_status shca_hw_cmd_create_cq(struct shca_hw *hw,
 
 	if (!in->ring || !in->dbrec || !shca_hw_log_depth_ok(in->log_depth) ||
 	    (1U << in->log_depth) > hw->caps->max_cqe + 1 ||
-	    (in->flags & ~SHCA_HW_CQ_F_TIMESTAMP))
+	    (in->flags & ~SHCA_HW_CQ_F_TIMESTAMP) ||
+	    in->eqn >= hw->caps->max_eq)
 		return SHCA_HW_BAD_PARAM;
 	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
 	if (!cq)
@@ -264,7 +265,7 @@ enum shca_hw_status shca_hw_cmd_create_cq(struct shca_hw *hw,
 	timer_setup(&cq->moder_timer, shca_hw_cq_moder_expired, 0);
 	atomic_set(&cq->assoc, 0);
 	cmd->out.id.gen = shca_hw_new_gen(hw);
-	shca_hw_evsrc_init(&cq->ev, SHCA_EQE_CQ, 0, cmd->out.id.gen);
+	shca_hw_evsrc_init(&cq->ev, SHCA_EQE_CQ, 0, cmd->out.id.gen, in->eqn);
 
 	err = xa_alloc_cyclic_irq(&hw->cqs, &cmd->out.id.num, cq,
 				  XA_LIMIT(1, hw->caps->max_cq),
@@ -275,6 +276,7 @@ enum shca_hw_status shca_hw_cmd_create_cq(struct shca_hw *hw,
 	}
 	cq->cqn = cmd->out.id.num;
 	cq->ev.obj = cq->cqn;
+	shca_hw_eq_add_cq(hw, in->eqn);
 	return SHCA_HW_OK;
 }
 
@@ -282,6 +284,7 @@ static enum shca_hw_status shca_hw_destroy_cq(struct shca_hw *hw, u32 cqn)
 {
 	struct shca_hw_cq *cq;
 
+	lockdep_assert_held(&hw->cmd_mutex);
 	xa_lock_irq(&hw->cqs);
 	cq = xa_load(&hw->cqs, cqn);
 	if (!cq) {
@@ -299,6 +302,7 @@ static enum shca_hw_status shca_hw_destroy_cq(struct shca_hw *hw, u32 cqn)
 	wait_var_event(&cq->ref, !refcount_read(&cq->ref));
 	timer_shutdown_sync(&cq->moder_timer);
 	shca_hw_evsrc_del(hw, &cq->ev);
+	shca_hw_eq_del_cq(hw, cq->ev.eqn);
 	mutex_destroy(&cq->write_mutex);
 	kfree_rcu(cq, rcu);
 	return SHCA_HW_OK;
@@ -313,8 +317,10 @@ void shca_hw_cq_fini(struct shca_hw *hw)
 	struct shca_hw_cq *cq;
 	unsigned long index;
 
+	mutex_lock(&hw->cmd_mutex);
 	xa_for_each(&hw->cqs, index, cq)
 		shca_hw_destroy_cq(hw, index);
+	mutex_unlock(&hw->cmd_mutex);
 }
 
 /**

@@ -25,6 +25,13 @@
 #define SHCA_HW_NUM_PORTS		1
 
 /*
+ * Event queues, each with its MSI-X vector: the size of the device's
+ * vector table.  EQ 0 takes the affiliated and port events besides the
+ * completion events of its CQs.
+ */
+#define SHCA_HW_MAX_EQS			64
+
+/*
  * The page sizes an MPT entry's page list may use (WRITE_MPT and a REG_MR
  * WQE): 4 KiB to 1 GiB, every power of two between.
  */
@@ -69,6 +76,7 @@
  * @max_dm_size: bytes of on-chip device memory; 0 for none
  * @dm_log_granule: log2 of its allocation unit: every ALLOC_DM starts on
  *	and is rounded up to one
+ * @max_eq: event queues, each with its own interrupt vector
  */
 struct shca_hw_caps {
 	u64 max_mr_size;
@@ -103,6 +111,7 @@ struct shca_hw_caps {
 	u64 timestamp_mask;
 	u64 max_dm_size;
 	u32 dm_log_granule;
+	u32 max_eq;
 };
 
 /**
@@ -143,8 +152,9 @@ enum shca_hw_status {
  * @SHCA_CMD_QUERY_PKEY: read one P_Key table entry
  * @SHCA_CMD_ALLOC_PD: allocate a protection domain number
  * @SHCA_CMD_DEALLOC_PD: release a protection domain number
- * @SHCA_CMD_CREATE_EQ: hand the device its event queue ring
- * @SHCA_CMD_DESTROY_EQ: take the event queue back
+ * @SHCA_CMD_CREATE_EQ: hand the device the ring of the event queue cmd->index
+ * @SHCA_CMD_DESTROY_EQ: take the event queue cmd->index back; BUSY while a CQ
+ *	has it for its completion vector
  * @SHCA_CMD_CREATE_CQ: create a completion queue context
  * @SHCA_CMD_RESIZE_CQ: move a CQ to a new ring, keeping its live CQEs
  * @SHCA_CMD_MODIFY_CQ: set a CQ's interrupt moderation
@@ -550,12 +560,15 @@ struct shca_hw_qp_query {
  * @log_depth: log2 of its number of CQEs
  * @dbrec: the doorbell record
  * @flags: SHCA_HW_CQ_F_*, for CREATE_CQ; RESIZE_CQ keeps the CQ's own
+ * @eqn: its completion vector: the EQ its events go to, below
+ *	caps.max_eq, for CREATE_CQ; RESIZE_CQ keeps the CQ's own
  */
 struct shca_hw_cq_create {
 	struct shca_hw_cqe *ring;
 	u32 log_depth;
 	struct shca_hw_cq_dbrec *dbrec;
 	u32 flags;
+	u32 eqn;
 };
 
 /**

@@ -36,8 +36,9 @@
  *                                        multicast copy) a QP's lock
  *   shca_hw_srq.lock         srq         one SRQ context
  *   shca_hw_cq.lock          cq          one CQ context and its ring
- *   shca_hw.eq_lock          eq          the event queue, every object's
- *                                        EQ state
+ *   shca_hw_eq.lock          eq          one event queue, the EQ state
+ *                                        of the objects whose events go
+ *                                        to it; never two at once
  *   shca_hw.lock             shca_hw.c   port, GID and P_Key tables
  *   shca_hw_mpt.lock,        mem, resp   leaves
  *   shca_atomic_lock
@@ -79,7 +80,9 @@
 
 /**
  * struct shca_hw_evsrc - what one object has in the EQ, and still owes it
- * @node: on shca_hw.eq_owed while @owed is not 0
+ * @node: on its EQ's &shca_hw_eq.owed while @owed is not 0
+ * @eqn: the EQ its events go to: its completion vector for a CQ, EQ 0
+ *	for every other object; fixed for the object's life
  * @type: enum shca_hw_eqe_type of the object's affiliated events
  * @obj: the object's number
  * @gen: its generation, for a QP
@@ -90,11 +93,12 @@
  * A CQ has two slots, its completion event and its error event; every
  * other object has one.  An object never has more than one EQE per slot
  * unacknowledged; an event raised meanwhile, or while the EQ is full, is
- * owed and written once the driver acknowledges EQ entries.  All of it is
- * under shca_hw.eq_lock.
+ * owed and written once the driver acknowledges EQ entries.  All of it but
+ * @eqn is under the lock of EQ @eqn.
  */
 struct shca_hw_evsrc {
 	struct list_head node;
+	u16 eqn;
 	u8 type;
 	u32 obj;
 	u32 gen;
@@ -496,6 +500,44 @@ struct shca_hw_counters {
 };
 
 /**
+ * struct shca_hw_eq - one event queue and its modeled MSI-X vector
+ * @hw: the device
+ * @eqn: its number, which is also its vector's
+ * @lock: guards @ring to @armed, @cpu, @handler and @ctx, and the EQ
+ *	state of the objects whose events come here
+ * @ring: EQE ring, or NULL before CREATE_EQ
+ * @log_depth: log2 of its depth
+ * @start: @pi when the EQ was created: its ring index 0
+ * @pi: producer index, counted over the device's life
+ * @ci: consumer index, as the driver last acknowledged
+ * @owed: objects owing events, by &shca_hw_evsrc.node
+ * @armed: the next EQE raises the interrupt
+ * @nr_cqs: CQs whose completion vector this is; under shca_hw.cmd_mutex
+ * @cpu: the CPU the vector's interrupt is steered to, while it is online
+ * @handler: the driver's handler for the vector, or NULL; read by the
+ *	vector's work without @lock
+ * @ctx: its argument
+ * @irq_work: runs @handler: the vector firing
+ */
+struct shca_hw_eq {
+	struct shca_hw *hw;
+	u32 eqn;
+	spinlock_t lock;	/* the EQ, its vector and its objects' state */
+	struct shca_hw_eqe *ring;
+	u32 log_depth;
+	u64 start;
+	u64 pi;
+	u64 ci;
+	struct list_head owed;
+	bool armed;
+	u32 nr_cqs;
+	int cpu;
+	shca_hw_irq_handler_t handler;
+	void *ctx;
+	struct work_struct irq_work;
+};
+
+/**
  * struct shca_hw - one modeled HCA
  * @caps: the capability table the device reports: @own_caps
  * @own_caps: the table, as the module parameters set it at power-on
@@ -533,22 +575,13 @@ struct shca_hw_counters {
  * @engine_paused: the execution units take no work, except @engine_steps
  * @engine_steps: WQEs (or flushes) they may still run while paused
  * @windows: the race windows tests hold open, by enum shca_hw_window_id
- * @eq_lock: guards the event queue and every object's EQ state
- * @eq: EQE ring, or NULL before CREATE_EQ
- * @eq_log_depth: log2 of its depth
- * @eq_start: @eq_pi when the EQ was created: its ring index 0
- * @eq_pi: producer index, counted over the device's life
- * @eq_ci: consumer index, as the driver last acknowledged
- * @eq_limit: a test knob: the EQ counts as full at this many
+ * @eqs: the event queues and their vectors, @caps->max_eq of them, or
+ *	NULL if the device could not allocate them
+ * @eq_limit: a test knob: each EQ counts as full at this many
  *	unacknowledged EQEs; 0 for its depth
- * @eq_owed: objects owing events, by &shca_hw_evsrc.node
- * @eq_armed: the next EQE raises the interrupt
- * @port_ev: the port's events in the EQ
- * @irq_handler: the driver's handler for the vector
- * @irq_ctx: its argument
+ * @port_ev: the port's events, in EQ 0
  * @odp_handler: the driver's page fault handler (shca_hw_odp.c)
  * @odp_ctx: its argument
- * @irq_work: runs the handler: the modeled MSI-X vector
  * @dm: the device memory, @caps->max_dm_size bytes, page-aligned and
  *	physically contiguous, so that a process can map it
  * @dm_map: its allocation units in use, one bit each; under @cmd_mutex
@@ -591,21 +624,11 @@ struct shca_hw {
 	atomic_t engine_steps;
 	struct shca_hw_window windows[SHCA_WIN_NUM];
 
-	spinlock_t eq_lock;	/* guards the EQ and the objects' EQ state */
-	struct shca_hw_eqe *eq;
-	u32 eq_log_depth;
-	u64 eq_start;
-	u64 eq_pi;
-	u64 eq_ci;
+	struct shca_hw_eq *eqs;
 	u32 eq_limit;
-	struct list_head eq_owed;
-	bool eq_armed;
 	struct shca_hw_evsrc port_ev;
-	shca_hw_irq_handler_t irq_handler;
-	void *irq_ctx;
 	shca_hw_odp_fault_fn odp_handler;
 	void *odp_ctx;
-	struct work_struct irq_work;
 	u8 *dm;
 	unsigned long *dm_map;
 	struct xarray dm_ranges;
@@ -708,11 +731,13 @@ enum shca_hw_status shca_hw_cmd_create_eq(struct shca_hw *hw,
 enum shca_hw_status shca_hw_cmd_destroy_eq(struct shca_hw *hw,
 					   struct shca_hw_cmd *cmd);
 void shca_hw_evsrc_init(struct shca_hw_evsrc *src,
-			enum shca_hw_eqe_type type, u32 obj, u32 gen);
+			enum shca_hw_eqe_type type, u32 obj, u32 gen, u32 eqn);
 void shca_hw_evsrc_del(struct shca_hw *hw, struct shca_hw_evsrc *src);
 void shca_hw_eq_raise(struct shca_hw *hw, struct shca_hw_evsrc *src,
 		      u32 kind);
-void shca_hw_eq_init(struct shca_hw *hw);
+int shca_hw_eq_init(struct shca_hw *hw);
+void shca_hw_eq_add_cq(struct shca_hw *hw, u32 eqn);
+void shca_hw_eq_del_cq(struct shca_hw *hw, u32 eqn);
 void shca_hw_eq_fini(struct shca_hw *hw);
 
 /* shca_hw_cq.c */
@@ -788,6 +813,7 @@ void shca_hw_qp_event(struct shca_hw_qp *qp, enum shca_hw_event event);
 u8 shca_hw_wqe_cqe_opcode(u32 opcode);
 void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq);
 bool shca_hw_qp_flush_pending(struct shca_hw_qp *qp, bool rq);
+bool shca_hw_qp_sq_due(struct shca_hw_qp *qp);
 void shca_hw_qp_fini(struct shca_hw *hw);
 
 /* shca_hw_mem.c */

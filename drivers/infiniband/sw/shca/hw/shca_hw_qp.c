@@ -243,7 +243,7 @@ enum shca_hw_status shca_hw_cmd_create_qp(struct shca_hw *hw,
 		goto err;
 	qp->qpn = qpn;
 	qp->gen = shca_hw_new_gen(hw);
-	shca_hw_evsrc_init(&qp->ev, SHCA_EQE_QP, qpn, qp->gen);
+	shca_hw_evsrc_init(&qp->ev, SHCA_EQE_QP, qpn, qp->gen, 0);
 	xa_store_irq(&hw->qps, qpn, qp, GFP_KERNEL);
 	hw->nr_qps++;
 	cmd->out.id.num = qpn;
@@ -456,12 +456,17 @@ static void shca_hw_qp_apply(struct shca_hw_qp *qp, u32 mask,
 		a->sqd_notify = in->sqd_notify;
 }
 
-/*
- * Whether a turn has anything to do for the QP: send WQEs to execute, or
- * the SQ drained event to raise.  A modify that leaves neither kicks no
- * turn: posts ring for themselves (sq_running is clear until a turn runs).
+/**
+ * shca_hw_qp_sq_due() - whether a QP's turn has send queue work
+ * @qp: the QP, locked
+ *
+ * The one test the requester's second look before it stops
+ * (shca_hw_req_park()) and a modify's kick share.
+ *
+ * Return: true for a WQE posted in RTS, or one left to flush in SQE or
+ * ERR; never for a fenced QP, nor one without a send queue.
  */
-static bool shca_hw_qp_turn_due(struct shca_hw_qp *qp)
+bool shca_hw_qp_sq_due(struct shca_hw_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 	if (qp->fenced || !qp->sq.ring)
@@ -469,8 +474,6 @@ static bool shca_hw_qp_turn_due(struct shca_hw_qp *qp)
 	switch (qp->attr.state) {
 	case SHCA_QPS_RTS:
 		return READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci;
-	case SHCA_QPS_SQD:
-		return qp->attr.sqd_notify && !qp->sqd_notified;
 	case SHCA_QPS_SQE:
 	case SHCA_QPS_ERR:
 		return shca_hw_qp_flush_pending(qp,
@@ -478,6 +481,20 @@ static bool shca_hw_qp_turn_due(struct shca_hw_qp *qp)
 	default:
 		return false;
 	}
+}
+
+/*
+ * Whether a modify leaves a turn anything to do: send WQEs to execute, or
+ * the SQ drained event to raise.  A modify that leaves neither kicks no
+ * turn: posts ring for themselves (sq_running is clear until a turn runs).
+ */
+static bool shca_hw_qp_turn_due(struct shca_hw_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->attr.state == SHCA_QPS_SQD)
+		return !qp->fenced && qp->sq.ring && qp->attr.sqd_notify &&
+		       !qp->sqd_notified;
+	return shca_hw_qp_sq_due(qp);
 }
 
 /**

@@ -487,8 +487,7 @@ static bool shca_hw_req_park(struct shca_hw_qp *qp)
 {
 	struct shca_hw *hw = qp->hw;
 	unsigned long flags;
-	bool more = false;
-	u32 state;
+	bool more;
 
 	lockdep_assert_held(&qp->turn_mutex);
 	shca_hw_window_pass(hw, SHCA_WIN_DB_IDLE, qp->qpn);
@@ -499,13 +498,7 @@ static bool shca_hw_req_park(struct shca_hw_qp *qp)
 	if (delayed_work_pending(&qp->engine) || READ_ONCE(hw->engine_paused))
 		return false;
 	spin_lock_irqsave(&qp->lock, flags);
-	state = qp->attr.state;
-	if (qp->fenced || !qp->sq.ring)
-		more = false;
-	else if (state == SHCA_QPS_RTS)
-		more = READ_ONCE(qp->dbrec->sq_pi) != qp->sq.ci;
-	else if (state == SHCA_QPS_ERR || state == SHCA_QPS_SQE)
-		more = shca_hw_qp_flush_pending(qp, state == SHCA_QPS_ERR);
+	more = shca_hw_qp_sq_due(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (more)
 		shca_hw_count(hw, SHCA_CNT_DB_RECHECKS);

@@ -16,7 +16,7 @@
  *
  * Lock order: shca_hw_srq.lock is taken after shca_hw_qp.lock is dropped
  * (the responder pops with only its resp_mutex held) and before
- * shca_hw.eq_lock; the limit event is raised after it is dropped.
+ * shca_hw_eq.lock; the limit event is raised after it is dropped.
  */
 #include <linux/lockdep.h>
 #include <linux/slab.h>
@@ -170,7 +170,7 @@ enum shca_hw_status shca_hw_cmd_create_srq(struct shca_hw *hw,
 	srq->max_sge = in->max_sge;
 	atomic_set(&srq->assoc, 0);
 	cmd->out.id.gen = shca_hw_new_gen(hw);
-	shca_hw_evsrc_init(&srq->ev, SHCA_EQE_SRQ, 0, cmd->out.id.gen);
+	shca_hw_evsrc_init(&srq->ev, SHCA_EQE_SRQ, 0, cmd->out.id.gen, 0);
 	if (in->xrcdn) {
 		srq->xrcd = shca_hw_xrcd_get(hw, in->xrcdn);
 		srq->cq = shca_hw_cq_get(hw, in->cqn);

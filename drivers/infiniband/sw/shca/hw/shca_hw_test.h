@@ -27,12 +27,13 @@ struct shca_hw_window;
 #define SHCA_HW_WIN_HELD	2
 
 /**
- * struct shca_hw_eq_state - what the event queue holds
+ * struct shca_hw_eq_state - what one event queue holds
  * @depth: EQEs it holds, or 0 before CREATE_EQ
  * @limit: the test limit at which it counts as full, or 0
  * @written: EQEs the device wrote to it
  * @acked: EQEs the driver acknowledged
  * @owing: objects with an event not yet written
+ * @cpu: the CPU its vector is steered to, or -1 for any
  */
 struct shca_hw_eq_state {
 	u32 depth;
@@ -40,6 +41,7 @@ struct shca_hw_eq_state {
 	u64 written;
 	u64 acked;
 	u32 owing;
+	int cpu;
 };
 
 /* Race windows (shca_hw_window.c) */
@@ -95,6 +97,7 @@ int shca_hw_odp_users(struct shca_hw *hw, u32 key);
 
 /* The event queue (shca_hw_eq.c) */
 void shca_hw_eq_set_limit(struct shca_hw *hw, u32 limit);
-void shca_hw_eq_query(struct shca_hw *hw, struct shca_hw_eq_state *st);
+void shca_hw_eq_query(struct shca_hw *hw, u32 eqn,
+		      struct shca_hw_eq_state *st);
 
 #endif /* SHCA_HW_TEST_H */
