@@ -191,14 +191,11 @@ fi
 
 # The host's work runs in the background, at the lowest priority, while
 # the debug guest runs: its KUnit run keeps one vCPU busy and leaves a
-# core idle, and the background takes only what the guest leaves (nice
-# works there: the background is in make check's own session, so
-# autogroup puts it in the guest's group).  That work is lint (which
-# builds the module under sparse in a directory of its own), the stock
-# kernels' modules, the packages, the package test's host steps (DKMS in
-# a chroot, make install) and then its boots of the installed system;
-# each records its exit status in out/, for lint_results(), build() and
-# the package test's phase.
+# core idle, and the background takes only what the guest leaves.  That
+# work is lint (which builds the module under sparse in a directory of
+# its own), the stock kernels' modules, the packages and the package
+# test's host steps (DKMS in a chroot, make install); each records its
+# exit status in out/, for lint_results(), build() and pkg_results().
 prebuild_pid=
 prebuild() {
 	local k
@@ -219,11 +216,10 @@ prebuild() {
 			2> "$SHCA_TOP/out/debs.err"
 		echo $? > "$SHCA_TOP/out/debs.rc"
 		[ "$(cat "$SHCA_TOP/out/debs.rc")" != 0 ] || pkg_install
-		pkg_boot
 	fi
 }
 rm -f "$SHCA_TOP"/out/build-*.rc "$SHCA_TOP/out/debs.rc" "$SHCA_TOP/out/lint.rc" \
-	"$SHCA_TOP/out/pkg-install.rc" "$SHCA_TOP/out/pkg-boot.rc"
+	"$SHCA_TOP/out/pkg-install.rc"
 
 # pkg_install: the package test's host steps, on the packages the
 # background built (or, with none, on its own).
@@ -236,17 +232,6 @@ pkg_install() {
 		> "$SHCA_TOP/out/pkg-install.ktap" 2> "$SHCA_TOP/out/pkg-install.log"
 	echo $? > "$SHCA_TOP/out/pkg-install.rc"
 	echo $(($(date +%s) - t0)) > "$SHCA_TOP/out/pkg-install.secs"
-}
-
-# pkg_boot: the package test's guests, on the system pkg_install left
-# (without one, they report that the packages are not installed).
-pkg_boot() {
-	local t0
-	t0=$(date +%s)
-	"$SHCA_TOP/scripts/pkg-test.sh" --boot > "$SHCA_TOP/out/pkg.ktap" \
-		2> "$SHCA_TOP/out/pkg.log"
-	echo $? > "$SHCA_TOP/out/pkg-boot.rc"
-	echo $(($(date +%s) - t0)) > "$SHCA_TOP/out/pkg-boot.secs"
 }
 
 # lint_results: what lint reported.  Each of its checks must report, and
@@ -359,14 +344,9 @@ if [ $do_pkg -eq 1 ]; then
 		"$(cat "$SHCA_TOP/out/pkg-install.rc")"; then
 		tail -n 30 "$SHCA_TOP/out/pkg-install.log"
 	fi
-	if [ -f "$SHCA_TOP/out/pkg-boot.rc" ]; then
-		phases+=("$(printf '%-34s %6s' "package boots (background)" \
-			"$(minutes "$(cat "$SHCA_TOP/out/pkg-boot.secs")")")")
-	else
-		pkg_boot
-	fi
-	if ! ktap_parse "pkg: " "$SHCA_TOP/out/pkg.ktap" \
-		"$(cat "$SHCA_TOP/out/pkg-boot.rc")"; then
+	"$SHCA_TOP/scripts/pkg-test.sh" --boot > "$SHCA_TOP/out/pkg.ktap" 2> "$SHCA_TOP/out/pkg.log"
+	prc=$?
+	if ! ktap_parse "pkg: " "$SHCA_TOP/out/pkg.ktap" $prc; then
 		tail -n 30 "$SHCA_TOP/out/pkg.log"
 	fi
 	for r in "$SHCA_TOP"/out/pkg-*/results; do

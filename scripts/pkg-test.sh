@@ -29,8 +29,9 @@
 # packages go in through a chroot, not in the booted guest: DKMS under
 # TCG would take many minutes for what the chroot does in seconds, and
 # the guest boots the very tree the chroot changed.  make check runs the
-# host's builds (--install), then the boots (--boot, on the overlay
-# --install left in out/pkg), in the background beside its debug guest.  Reports in KTAP: this script's own checks on stdout, each
+# host's builds (--install) in the background beside its debug guest, and
+# the boots (--boot, on the overlay --install left in out/pkg) at its
+# end.  Reports in KTAP: this script's own checks on stdout, each
 # guest's in out/pkg-<release>/results (check.sh counts both).  Exits
 # non-zero if a host step fails or a guest run fails.
 set -euo pipefail
