@@ -3534,13 +3534,17 @@ static int flood(struct pair *p, struct ibv_qp *tx, struct ibv_qp *rx,
 	return sent;
 }
 
-/* Wait until the device's EQ is drained: every EQE handled, none owed. */
+/*
+ * Wait until the device's EQs are drained: every EQE handled, none owed.
+ * debugfs eq has a row per EQ after two header lines: its number, CPU,
+ * depth, EQEs written and acked, and objects owing it an event.
+ */
 static int eq_drained(void)
 {
-	unsigned long long written = 1, acked = 0;
-	unsigned int owing = 1;
-	char path[128], line[64];
-	int i, n;
+	unsigned long long written, acked;
+	unsigned int eqn, depth, owing;
+	char path[128], line[128];
+	int i, cpu, rows, busy;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/kernel/debug/shca/%s/eq", devname);
@@ -3548,13 +3552,17 @@ static int eq_drained(void)
 		f = fopen(path, "r");
 		if (!f)
 			return 0;
-		n = 0;
-		while (fgets(line, sizeof(line), f))
-			n += sscanf(line, "written %llu", &written) == 1 ||
-			     sscanf(line, "acked %llu", &acked) == 1 ||
-			     sscanf(line, "owing %u", &owing) == 1;
+		rows = 0;
+		busy = 0;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%u %d %u %llu %llu %u", &eqn, &cpu,
+				   &depth, &written, &acked, &owing) != 6)
+				continue;
+			rows++;
+			busy += written != acked || owing;
+		}
 		fclose(f);
-		if (n == 3 && written == acked && !owing)
+		if (rows && !busy)
 			return 1;
 		usleep(10000);
 	}
