@@ -67,28 +67,6 @@ static void shca_events_wait_drained(struct kunit *test, struct ib_device *dev)
 	}
 }
 
-/*
- * Wait until @held EQEs are written and unacknowledged and @owing objects
- * owe events: a CQE is visible a moment before its event is raised.
- */
-static void shca_events_wait_eq(struct kunit *test, struct ib_device *dev,
-				u64 held, u32 owing)
-{
-	unsigned long end = jiffies + SHCA_EVENTS_TIMEOUT;
-	struct shca_hw_eq_state st;
-
-	for (;;) {
-		shca_hw_eq_query(shca_events_sdev(dev)->hw, 0, &st);
-		if (st.written - st.acked == held && st.owing == owing)
-			return;
-		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
-				       "EQ holds %llu, %u owing; not %llu, %u",
-				       st.written - st.acked, st.owing, held,
-				       owing);
-		usleep_range(50, 200);
-	}
-}
-
 /* Wait until a device counter reaches @value. */
 static bool shca_events_wait_counter(struct ib_device *dev,
 				     enum shca_hw_counter counter, u64 value)
@@ -177,9 +155,9 @@ static void shca_test_cq_has_one_eqe_in_the_eq(struct kunit *test)
 
 	shca_eq_pause(shca_events_sdev(dev), true);
 	shca_events_kick(test, tq, 1);
-	shca_events_wait_eq(test, dev, 1, 0);
+	shca_test_wait_eq(test, dev, 0, 1, 0);
 	shca_events_kick(test, tq, 2);
-	shca_events_wait_eq(test, dev, 1, 1);
+	shca_test_wait_eq(test, dev, 0, 1, 1);
 	KUNIT_EXPECT_EQ(test, eqes + 1, shca_test_counter(dev, SHCA_CNT_EQES));
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&tq->comp_events));
 
@@ -221,7 +199,7 @@ static void shca_test_eq_overrun_keeps_wakeups(struct kunit *test)
 	shca_hw_eq_set_limit(shca_events_sdev(dev)->hw, SHCA_EVENTS_FILLERS);
 	for (i = 0; i < SHCA_EVENTS_FILLERS; i++)
 		shca_events_kick(test, fill[i], 100 + i);
-	shca_events_wait_eq(test, dev, SHCA_EVENTS_FILLERS, 0);
+	shca_test_wait_eq(test, dev, 0, SHCA_EVENTS_FILLERS, 0);
 	KUNIT_ASSERT_EQ(test, ovf,
 			shca_test_counter(dev, SHCA_CNT_EQ_OVERFLOW));
 

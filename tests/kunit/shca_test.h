@@ -150,6 +150,8 @@ void shca_test_tq_init_on(struct kunit *test, struct shca_tq *tq,
 			  struct ib_cq *rcq, u32 wr);
 struct ib_cq *shca_test_cq_new(struct kunit *test, struct ib_device *dev,
 			       int depth);
+void shca_test_wait_eq(struct kunit *test, struct ib_device *dev, u32 eqn,
+		       u64 held, u32 owing);
 struct ib_cq *shca_test_cq_new_on(struct kunit *test, struct ib_device *dev,
 				  int depth, u32 vector,
 				  ib_comp_handler handler, void *ctx);

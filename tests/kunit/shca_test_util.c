@@ -347,6 +347,35 @@ struct ib_cq *shca_test_cq_new_flags(struct kunit *test, struct ib_device *dev,
 }
 
 /**
+ * shca_test_wait_eq() - wait until an EQ holds what a test expects
+ * @test: the test; it fails after SHCA_TEST_WAIT
+ * @dev: the device
+ * @eqn: the EQ
+ * @held: EQEs written and not yet acknowledged
+ * @owing: objects owing the EQ an event
+ *
+ * A CQE is visible a moment before its event is raised: a test that saw
+ * one waits here for the EQ to catch up.
+ */
+void shca_test_wait_eq(struct kunit *test, struct ib_device *dev, u32 eqn,
+		       u64 held, u32 owing)
+{
+	unsigned long end = jiffies + SHCA_TEST_WAIT;
+	struct shca_hw_eq_state st;
+
+	for (;;) {
+		shca_hw_eq_query(to_shca_dev(dev)->hw, eqn, &st);
+		if (st.written - st.acked == held && st.owing == owing)
+			return;
+		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
+				       "EQ %u holds %llu, %u owing; not %llu, %u",
+				       eqn, st.written - st.acked, st.owing,
+				       held, owing);
+		usleep_range(50, 200);
+	}
+}
+
+/**
  * shca_test_cq_new_on() - a CQ on a completion vector, with a handler, that
  *	outlives every end created after it
  * @test: the test; the CQ is destroyed when it ends

@@ -109,25 +109,6 @@ static u64 shca_vec_written_elsewhere(struct ib_device *dev, u32 except)
 	return n;
 }
 
-/* Wait until EQ @eqn holds @held EQEs and @owing objects owe it events. */
-static void shca_vec_wait_eq(struct kunit *test, struct ib_device *dev,
-			     u32 eqn, u64 held, u32 owing)
-{
-	unsigned long end = jiffies + SHCA_VEC_TIMEOUT;
-	struct shca_hw_eq_state st;
-
-	for (;;) {
-		shca_hw_eq_query(to_shca_dev(dev)->hw, eqn, &st);
-		if (st.written - st.acked == held && st.owing == owing)
-			return;
-		KUNIT_ASSERT_FALSE_MSG(test, time_after(jiffies, end),
-				       "EQ %u holds %llu, %u owing; not %llu, %u",
-				       eqn, st.written - st.acked, st.owing,
-				       held, owing);
-		usleep_range(50, 200);
-	}
-}
-
 static struct ib_device *shca_vec_dev(struct kunit *test)
 {
 	return shca_test_add(test, SHCA_TEST_DEV, shca_test_netdev(test));
@@ -248,22 +229,22 @@ static void shca_test_full_eq_leaves_the_others_their_room(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, shca_vec_restore,
 						  sdev));
-	shca_vec_wait_eq(test, dev, 0, 0, 0);
-	shca_vec_wait_eq(test, dev, last, 0, 0);
+	shca_test_wait_eq(test, dev, 0, 0, 0);
+	shca_test_wait_eq(test, dev, last, 0, 0);
 	ovf = shca_test_counter(dev, SHCA_CNT_EQ_OVERFLOW);
 
 	shca_eq_pause(sdev, true);
 	shca_hw_eq_set_limit(sdev->hw, 1);
 	shca_vec_kick(test, a, 1);
-	shca_vec_wait_eq(test, dev, 0, 1, 0);
+	shca_test_wait_eq(test, dev, 0, 1, 0);
 	shca_vec_kick(test, b, 2);
-	shca_vec_wait_eq(test, dev, last, 1, 0);
+	shca_test_wait_eq(test, dev, last, 1, 0);
 	KUNIT_EXPECT_EQ(test, ovf,
 			shca_test_counter(dev, SHCA_CNT_EQ_OVERFLOW));
 
 	shca_vec_kick(test, c, 3);
-	shca_vec_wait_eq(test, dev, last, 1, 1);
-	shca_vec_wait_eq(test, dev, 0, 1, 0);
+	shca_test_wait_eq(test, dev, last, 1, 1);
+	shca_test_wait_eq(test, dev, 0, 1, 0);
 	KUNIT_EXPECT_EQ(test, ovf + 1,
 			shca_test_counter(dev, SHCA_CNT_EQ_OVERFLOW));
 	KUNIT_EXPECT_EQ(test, 0, atomic_read(&a->events) +
@@ -274,8 +255,8 @@ static void shca_test_full_eq_leaves_the_others_their_room(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_vec_wait_events(b, 1));
 	KUNIT_EXPECT_TRUE_MSG(test, shca_vec_wait_events(c, 1),
 			      "the owed event of the full EQ was lost");
-	shca_vec_wait_eq(test, dev, 0, 0, 0);
-	shca_vec_wait_eq(test, dev, last, 0, 0);
+	shca_test_wait_eq(test, dev, 0, 0, 0);
+	shca_test_wait_eq(test, dev, last, 0, 0);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&a->events));
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&b->events));
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&c->events));
