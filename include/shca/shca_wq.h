@@ -122,6 +122,35 @@ static inline int shca_wq_retire(struct shca_wq *wq, __u32 idx, __u64 *wr_id)
 }
 
 /*
+ * Lazy send doorbells (struct shca_hw_qp_dbrec): a post may leave the
+ * doorbell for later while at least SHCA_LAZY_MIN_OUTSTANDING WQEs are
+ * posted and not yet completed, so a poll, which rings, is coming; and
+ * it rings at least every SHCA_LAZY_MAX_DEFERRED posts, or every half
+ * queue on a smaller one.
+ */
+#define SHCA_LAZY_MIN_OUTSTANDING	4
+#define SHCA_LAZY_MAX_DEFERRED		16
+
+/*
+ * Whether a post to @wq may leave the send doorbell for later: the
+ * device's backstop is armed (@backstop, the doorbell record's word, read
+ * after a full barrier that follows the producer index's store), and
+ * @deferred posts were left since the last doorbell.
+ */
+static inline int shca_sq_may_defer(const struct shca_wq *wq,
+				    __u32 backstop, __u32 deferred)
+{
+	__u32 posted = shca_dp_read_once(&wq->pi) -
+		       shca_dp_load_acquire(&wq->ci);
+	__u32 most = (1U << wq->log_depth) / 2;
+
+	if (most > SHCA_LAZY_MAX_DEFERRED)
+		most = SHCA_LAZY_MAX_DEFERRED;
+	return backstop && posted >= SHCA_LAZY_MIN_OUTSTANDING &&
+	       deferred < most;
+}
+
+/*
  * Start the queue over, as after a RESET, and @dbrec_pi, the producer
  * index the doorbell record shows the device.  The caller holds the
  * posting lock.

@@ -15,6 +15,9 @@
  *   its XRC SRQ table lock
  *   an SQ, RQ or SRQ lock              posting; never nested
  *
+ * The context's lazy lock is taken with none of these held: a post takes
+ * it after dropping its SQ lock, a poll and an arm before taking the CQ's.
+ *
  * An object created on a parent domain with a thread domain takes none of
  * its own locks (shca_lock()): the application promised one thread uses
  * it.
@@ -117,6 +120,14 @@ struct shca_context {
 	struct shca_qp *qp_table[SHCA_QP_TABLE_SIZE];
 	pthread_mutex_t xsrq_lock;	/* guards xsrq_table */
 	struct shca_srq *xsrq_table[SHCA_XSRQ_TABLE_SIZE];
+	int lazy_db;			/* QPs may leave send doorbells for
+					 * later: SHCA_LAZY_DOORBELL is not 0
+					 */
+	pthread_mutex_t lazy_lock;	/* guards lazy_head, the QPs'
+					 * lazy_next; held while ringing
+					 */
+	struct shca_qp *lazy_head;	/* QPs that left a doorbell for later */
+	int lazy_nr;			/* atomic: QPs on lazy_head */
 };
 
 /*
@@ -189,6 +200,12 @@ struct shca_qp {
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
 	int xrc_created;		/* an XRC target QP this process made */
+	int lazy;			/* may leave send doorbells for later */
+	int deferred;			/* atomic: posts left unrung since the
+					 * last send doorbell
+					 */
+	int lazy_listed;		/* atomic: on the context's lazy list */
+	struct shca_qp *lazy_next;	/* there, under its lazy_lock */
 	/* the ibv_wr_* batch in progress, under sq_lock */
 	struct shca_hw_send_wqe *cur;
 	uint32_t wr_start_pi;
@@ -425,6 +442,9 @@ int shca_wqe_bind(struct shca_hw_send_wqe *w, struct ibv_mw *mw,
 
 /* shca_post.c */
 int shca_ring_sq(struct shca_qp *qp);
+void shca_ring_deferred(struct shca_qp *qp);
+void shca_ring_lazy(struct shca_context *ctx);
+void shca_lazy_forget(struct shca_qp *qp);
 int shca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind);
 int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

@@ -249,6 +249,7 @@ int shca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	uint32_t start;
 	int n;
 
+	shca_ring_lazy(to_sctx(ibcq->context));
 	shca_cq_lock(cq);
 	start = cq->ci;
 	for (n = 0; n < ne && shca_cq_take(cq, &qp, &c); n++) {
@@ -281,6 +282,7 @@ static int shca_cqx_start_poll(struct ibv_cq_ex *cqx,
 
 	if (attr->comp_mask)
 		return EINVAL;
+	shca_ring_lazy(to_sctx(cqx->context));
 	shca_cq_lock(cq);
 	cq->batch_ci = cq->ci;
 	cq->batch_qp = NULL;
@@ -483,6 +485,8 @@ int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited)
 				   SHCA_CQ_DBREC_ARM_NEXT;
 	uint32_t sn;
 
+	/* What the process waits for may be a post left for later. */
+	shca_ring_lazy(to_sctx(ibcq->context));
 	if (!cq->arm_dbrec)
 		return ibv_cmd_req_notify_cq(ibcq, solicited);
 	shca_cq_lock(cq);

@@ -320,6 +320,8 @@ static const struct verbs_context_ops shca_ctx_ops = {
 static int shca_context_init(struct shca_context *ctx,
 			     const struct shca_alloc_ucontext_resp *caps)
 {
+	const char *lazy;
+
 	if (caps->sq_wqe_size != sizeof(struct shca_hw_send_wqe) ||
 	    caps->rq_wqe_size != sizeof(struct shca_hw_recv_wqe) ||
 	    caps->cqe_size != sizeof(struct shca_hw_cqe)) {
@@ -334,6 +336,9 @@ static int shca_context_init(struct shca_context *ctx,
 		return -1;
 	}
 	ctx->caps = *caps;
+	lazy = getenv("SHCA_LAZY_DOORBELL");
+	ctx->lazy_db = !lazy || strcmp(lazy, "0");
+	pthread_mutex_init(&ctx->lazy_lock, NULL);
 	pthread_mutex_init(&ctx->qp_lock, NULL);
 	pthread_cond_init(&ctx->qp_gone, NULL);
 	pthread_mutex_init(&ctx->xsrq_lock, NULL);
@@ -401,6 +406,7 @@ static void shca_free_context(struct ibv_context *ibctx)
 	pthread_cond_destroy(&ctx->qp_gone);
 	pthread_mutex_destroy(&ctx->qp_lock);
 	pthread_mutex_destroy(&ctx->xsrq_lock);
+	pthread_mutex_destroy(&ctx->lazy_lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }

@@ -14,13 +14,58 @@
 #include "shca.h"
 
 /*
+ * Put @qp on its context's lazy list, unless it is there.  The count of
+ * deferred posts was raised first: a ring of the list clears the flag,
+ * then takes the count, so either it takes this post's or this sees the
+ * flag clear and lists the QP again.
+ */
+static void shca_lazy_list(struct shca_qp *qp)
+{
+	struct shca_context *ctx = to_sctx(qp->vqp.qp.context);
+
+	if (__atomic_load_n(&qp->lazy_listed, __ATOMIC_SEQ_CST))
+		return;
+	pthread_mutex_lock(&ctx->lazy_lock);
+	if (!__atomic_load_n(&qp->lazy_listed, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&qp->lazy_listed, 1, __ATOMIC_RELAXED);
+		qp->lazy_next = ctx->lazy_head;
+		ctx->lazy_head = qp;
+		__atomic_fetch_add(&ctx->lazy_nr, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&ctx->lazy_lock);
+}
+
+/*
+ * A lazy doorbell: leave it for later when the device's backstop is
+ * armed and enough WQEs are outstanding (shca_sq_may_defer()).  A poll or
+ * an arm in this context rings it (shca_ring_lazy()), and so do a modify
+ * and a destroy of the QP; the backstop runs the WQEs if none comes
+ * within its period.  The caller issued the full barrier after storing
+ * the producer index.
+ */
+static int shca_sq_defer(struct shca_qp *qp)
+{
+	uint32_t backstop = __atomic_load_n(&qp->dbrec->backstop,
+					    __ATOMIC_RELAXED);
+
+	if (!shca_sq_may_defer(&qp->sq, backstop,
+			       __atomic_load_n(&qp->deferred,
+					       __ATOMIC_RELAXED)))
+		return 0;
+	__atomic_fetch_add(&qp->deferred, 1, __ATOMIC_SEQ_CST);
+	shca_lazy_list(qp);
+	return 1;
+}
+
+/*
  * The doorbell, after the producer index was stored: a POST_SEND with no
- * work requests, unless the QP's turn is running in the device.  A
- * running turn reads the producer index again before it stops, and it
- * clears sq_running, then issues a full barrier, then reads the index;
- * here the index was stored, then a full barrier, then sq_running read.
- * So either this sees the turn stopping and rings, or the turn sees the
- * new WQEs.
+ * work requests, unless the QP's turn is running in the device, or the
+ * doorbell may wait (shca_sq_defer()).  A running turn reads the
+ * producer index again before it stops, and it clears sq_running, then
+ * issues a full barrier, then reads the index; here the index was
+ * stored, then a full barrier, then sq_running read.  So either this
+ * sees the turn stopping and rings, or the turn sees the new WQEs.  The
+ * backstop word pairs the same way with the device's backstop.
  */
 int shca_ring_sq(struct shca_qp *qp)
 {
@@ -29,7 +74,79 @@ int shca_ring_sq(struct shca_qp *qp)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&qp->dbrec->sq_running, __ATOMIC_RELAXED))
 		return 0;
+	if (qp->lazy) {
+		if (shca_sq_defer(qp))
+			return 0;
+		/*
+		 * An exchange, not a store: a post on another thread that
+		 * counted itself as left is then visible to this doorbell.
+		 */
+		__atomic_exchange_n(&qp->deferred, 0, __ATOMIC_SEQ_CST);
+	}
 	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
+}
+
+/**
+ * shca_ring_deferred() - ring a QP's send doorbell, if a post left it
+ * @qp: the QP
+ */
+void shca_ring_deferred(struct shca_qp *qp)
+{
+	struct ibv_send_wr *bad;
+
+	if (qp->lazy &&
+	    __atomic_exchange_n(&qp->deferred, 0, __ATOMIC_SEQ_CST))
+		ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
+}
+
+/**
+ * shca_ring_lazy() - ring every doorbell a context's posts left for later
+ * @ctx: the context
+ *
+ * At every poll and arm of one of its CQs: the WQEs a process waits for
+ * may be on any of its QPs.
+ */
+void shca_ring_lazy(struct shca_context *ctx)
+{
+	struct shca_qp *qp;
+
+	if (!__atomic_load_n(&ctx->lazy_nr, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&ctx->lazy_lock);
+	while ((qp = ctx->lazy_head)) {
+		ctx->lazy_head = qp->lazy_next;
+		__atomic_fetch_sub(&ctx->lazy_nr, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&qp->lazy_listed, 0, __ATOMIC_SEQ_CST);
+		shca_ring_deferred(qp);
+	}
+	pthread_mutex_unlock(&ctx->lazy_lock);
+}
+
+/**
+ * shca_lazy_forget() - take a QP off its context's lazy list, for good
+ * @qp: the QP, being destroyed: nobody posts to it any more
+ *
+ * Rings what its posts left for later first.
+ */
+void shca_lazy_forget(struct shca_qp *qp)
+{
+	struct shca_context *ctx = to_sctx(qp->vqp.qp.context);
+	struct shca_qp **p;
+
+	if (!qp->lazy)
+		return;
+	pthread_mutex_lock(&ctx->lazy_lock);
+	for (p = &ctx->lazy_head; *p; p = &(*p)->lazy_next) {
+		if (*p == qp) {
+			*p = qp->lazy_next;
+			__atomic_fetch_sub(&ctx->lazy_nr, 1,
+					   __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	__atomic_store_n(&qp->lazy_listed, 0, __ATOMIC_RELAXED);
+	shca_ring_deferred(qp);
+	pthread_mutex_unlock(&ctx->lazy_lock);
 }
 
 /* The device's opcode for @op, with the two only a process's QPs post. */

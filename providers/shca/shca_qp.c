@@ -267,6 +267,10 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	if (!qp->map)
 		goto err_destroy;
 	qp->dbrec = (void *)((char *)qp->map + resp.dbrec_offset);
+	if (to_sctx(ibctx)->lazy_db && (resp.flags & SHCA_QP_RESP_F_LAZY_DB)) {
+		qp->lazy = 1;
+		__atomic_store_n(&qp->dbrec->lazy, 1, __ATOMIC_RELAXED);
+	}
 	qp->max_send_sge = resp.max_send_sge;
 	qp->max_recv_sge = resp.max_recv_sge;
 	qp->max_inline = resp.max_inline;
@@ -353,6 +357,8 @@ int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	struct ibv_modify_qp cmd = {};
 	int ret;
 
+	/* A new state takes the WQEs posted so far as rung. */
+	shca_ring_deferred(qp);
 	ret = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
 	if (ret || !(mask & IBV_QP_STATE))
 		return ret;
@@ -375,6 +381,7 @@ int shca_destroy_qp(struct ibv_qp *ibqp)
 	struct shca_qp *qp = to_sqp(ibqp);
 	int ret;
 
+	shca_lazy_forget(qp);
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;

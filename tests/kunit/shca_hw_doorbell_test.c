@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit: a process's send doorbell on an idle QP, at model level.
+ * KUnit: a process's send doorbell on an idle QP, and the backstop of lazy
+ * doorbells, at model level.
+ *
+ * The backstop cases play a lazy driver against the model: they store a
+ * WQE's producer index, issue a full barrier and read the doorbell
+ * record's backstop word, and ring only when it is clear.  The held cases
+ * stop the backstop's sweep in each of its two windows (backstop_idle:
+ * the word still set; backstop_recheck: cleared, the index not yet read
+ * again) and post into it: the WQE is left unrung or rung, as the window
+ * says, and it runs exactly once, never stranded.
  */
 #include <kunit/test.h>
 
@@ -47,6 +56,22 @@ static void shca_doorbell_run_desc(const struct shca_doorbell_run_case *c,
 KUNIT_ARRAY_PARAM(shca_doorbell_run, shca_doorbell_run_cases,
 		  shca_doorbell_run_desc);
 
+/* Take a model QP from RESET to RTS. */
+static void shca_test_hw_qp_rts(struct kunit *test, struct shca_hw *hw,
+				u32 qpn)
+{
+	struct shca_hw_cmd cmd;
+	u32 state;
+
+	for (state = SHCA_QPS_INIT; state <= SHCA_QPS_RTS; state++) {
+		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_MODIFY_QP,
+					    .index = qpn,
+					    .mask = SHCA_QP_ATTR_STATE,
+					    .in.qp_attr.state = state };
+		KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	}
+}
+
 /*
  * A process's send doorbell on a QP whose turn is neither running nor
  * queued runs the turn in the caller: a small WQE's CQE is on the ring
@@ -63,19 +88,12 @@ static void shca_test_doorbell_runs_small_wqes_in_the_caller(struct kunit *test)
 	struct shca_test_hw_qp t;
 	struct shca_hw_cmd cmd;
 	u64 runs, prev;
-	u32 state;
 	int i;
 
 	if (c->paused)
 		shca_hw_engine_pause(hw, true);
 	shca_test_hw_qp_new(test, hw, false, &t);
-	for (state = SHCA_QPS_INIT; state <= SHCA_QPS_RTS; state++) {
-		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_MODIFY_QP,
-					    .index = t.qpn,
-					    .mask = SHCA_QP_ATTR_STATE,
-					    .in.qp_attr.state = state };
-		KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
-	}
+	shca_test_hw_qp_rts(test, hw, t.qpn);
 	if (c->paused)
 		shca_hw_engine_single_step(hw, 1);
 
@@ -129,9 +147,265 @@ static void shca_test_doorbell_runs_small_wqes_in_the_caller(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
 }
 
+/* A send WQE whose local key names no MR: it completes at once, in error. */
+static void shca_test_hw_post_bad_send(struct shca_test_hw_qp *t, u32 idx)
+{
+	t->sq[idx & 3] = (struct shca_hw_send_wqe){
+		.opcode = SHCA_WQE_SEND,
+		.flags = SHCA_WQE_F_SIGNALED,
+		.num_sge = 1,
+		.sge[0] = { .addr = 0x10000, .length = 64, .lkey = 0x12345 },
+	};
+	/* The WQE is written before the index that names it. */
+	smp_store_release(&t->db->sq_pi, idx + 1);
+}
+
+/* Wait for the owner byte of CQE @idx: true once the device wrote it. */
+static bool shca_test_hw_cqe_written(struct shca_test_hw_qp *t, u32 idx)
+{
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		/* Pairs with the device's release of the owner byte. */
+		if (smp_load_acquire(&t->ring[idx].owner))
+			return true;
+		usleep_range(1000, 2000);
+	}
+	return false;
+}
+
+/* Wait until the backstop's sweep cleared a QP's word. */
+static bool shca_test_backstop_swept(struct shca_test_hw_qp *t)
+{
+	int i;
+
+	for (i = 0; i < 5000 && READ_ONCE(t->db->backstop); i++)
+		usleep_range(1000, 2000);
+	return !READ_ONCE(t->db->backstop);
+}
+
+/**
+ * struct shca_backstop_arm_case - what one send doorbell arms
+ * @name: the case's name
+ * @lazy: the doorbell record says the driver is lazy
+ * @period_us: the backstop's period; 0 turns it off
+ * @arms: whether the doorbell arms the backstop
+ */
+struct shca_backstop_arm_case {
+	const char *name;
+	bool lazy;
+	u32 period_us;
+	bool arms;
+};
+
+static const struct shca_backstop_arm_case shca_backstop_arm_cases[] = {
+	{ "lazy", true, 100, true },
+	{ "lazy_short_period", true, 1, true },
+	{ "not_lazy", false, 100, false },
+	{ "backstop_off", true, 0, false },
+};
+
+static void shca_backstop_arm_desc(const struct shca_backstop_arm_case *c,
+				   char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->name);
+}
+
+KUNIT_ARRAY_PARAM(shca_backstop_arm, shca_backstop_arm_cases,
+		  shca_backstop_arm_desc);
+
+/*
+ * A send doorbell arms the backstop only for a QP whose record says lazy,
+ * and only while the backstop has a period; the sweep then clears the
+ * word again, and with no WQE left unrung it queues no turn.
+ */
+static void shca_test_backstop_arms_only_lazy_qps(struct kunit *test)
+{
+	const struct shca_backstop_arm_case *c = test->param_value;
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_test_hw_qp t;
+	u64 arms, kicks;
+
+	KUNIT_ASSERT_EQ(test, 0, shca_hw_set_backstop_us(hw, c->period_us));
+	shca_test_hw_qp_new(test, hw, true, &t);
+	shca_test_hw_qp_rts(test, hw, t.qpn);
+	WRITE_ONCE(t.db->lazy, c->lazy);
+	arms = shca_test_hw_counter(test, hw, SHCA_CNT_BACKSTOP_ARMS);
+	kicks = shca_test_hw_counter(test, hw, SHCA_CNT_BACKSTOP_KICKS);
+	shca_hw_ring_sq_run(hw, t.qpn);
+	KUNIT_EXPECT_EQ(test, arms + c->arms,
+			shca_test_hw_counter(test, hw, SHCA_CNT_BACKSTOP_ARMS));
+	if (!c->arms) {
+		KUNIT_EXPECT_EQ(test, 0U, READ_ONCE(t.db->backstop));
+		return;
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, shca_test_backstop_swept(&t),
+			      "the backstop never swept the QP");
+	shca_hw_engine_flush(hw);
+	KUNIT_EXPECT_EQ(test, kicks,
+			shca_test_hw_counter(test, hw, SHCA_CNT_BACKSTOP_KICKS));
+}
+
+/**
+ * struct shca_backstop_hold_case - a lazy post into the backstop's sweep
+ * @name: the case's name
+ * @window: where the sweep is held
+ * @deferred: the post finds the word set and leaves the doorbell
+ */
+struct shca_backstop_hold_case {
+	const char *name;
+	enum shca_hw_window_id window;
+	bool deferred;
+};
+
+static const struct shca_backstop_hold_case shca_backstop_hold_cases[] = {
+	/* The sweep takes the WQE on itself: nobody rang for it. */
+	{ "idle", SHCA_WIN_BACKSTOP_IDLE, true },
+	/* The post rang, and ran the WQE; the sweep finds nothing. */
+	{ "recheck", SHCA_WIN_BACKSTOP_RECHECK, false },
+};
+
+static void shca_backstop_hold_desc(const struct shca_backstop_hold_case *c,
+				    char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->name);
+}
+
+KUNIT_ARRAY_PARAM(shca_backstop_hold, shca_backstop_hold_cases,
+		  shca_backstop_hold_desc);
+
+/*
+ * A lazy driver posts while the backstop's sweep is held in the case's
+ * window.  In backstop_idle the word is still set: the post leaves the
+ * doorbell, nothing runs the WQE while the sweep is held, and once it is
+ * released the sweep finds the WQE and queues the QP's turn.  In
+ * backstop_recheck the word is clear: the post rings and runs the WQE,
+ * and the released sweep finds nothing left.  Either way the WQE has
+ * exactly one CQE.
+ */
+static void shca_test_backstop_post_into_sweep(struct kunit *test)
+{
+	const struct shca_backstop_hold_case *c = test->param_value;
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_window *win = shca_hw_window(hw, c->window);
+	struct shca_test_hw_qp t;
+	u64 kicks, doorbells;
+	u32 backstop;
+
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_test_window_reset,
+							   win));
+	shca_test_hw_qp_new(test, hw, true, &t);
+	shca_test_hw_qp_rts(test, hw, t.qpn);
+	WRITE_ONCE(t.db->lazy, 1);
+	shca_hw_window_set_qpn(win, t.qpn);
+	shca_hw_window_arm(win);
+	/* The doorbell arms the backstop; its sweep stops in the window. */
+	shca_hw_ring_sq_run(hw, t.qpn);
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, 5 * HZ));
+
+	kicks = shca_test_hw_counter(test, hw, SHCA_CNT_BACKSTOP_KICKS);
+	doorbells = shca_test_hw_counter(test, hw, SHCA_CNT_DOORBELLS);
+	shca_test_hw_post_bad_send(&t, 0);
+	/* Pairs with the sweep's barrier between the word and sq_pi. */
+	smp_mb();
+	backstop = READ_ONCE(t.db->backstop);
+	KUNIT_EXPECT_EQ(test, c->deferred, !!backstop);
+	if (!backstop) {
+		shca_hw_ring_sq_run(hw, t.qpn);
+		KUNIT_EXPECT_TRUE(test, shca_test_hw_cqe_written(&t, 0));
+	} else {
+		/* Held: nothing ran it. */
+		KUNIT_EXPECT_EQ(test, 0, READ_ONCE(t.ring[0].owner));
+	}
+
+	shca_hw_window_release(win);
+	KUNIT_EXPECT_TRUE_MSG(test, shca_test_hw_cqe_written(&t, 0),
+			      "the WQE was stranded");
+	/* The sweep, and any turn it queued, are done. */
+	shca_hw_engine_flush(hw);
+	shca_hw_engine_flush(hw);
+	KUNIT_EXPECT_EQ(test, t.qpn, t.ring[0].qpn);
+	KUNIT_EXPECT_EQ(test, SHCA_CQE_LOC_PROT_ERR, t.ring[0].status);
+	KUNIT_EXPECT_EQ(test, 0, READ_ONCE(t.ring[1].owner));
+	KUNIT_EXPECT_EQ(test, kicks + c->deferred,
+			shca_test_hw_counter(test, hw, SHCA_CNT_BACKSTOP_KICKS));
+	KUNIT_EXPECT_EQ(test, doorbells + !c->deferred,
+			shca_test_hw_counter(test, hw, SHCA_CNT_DOORBELLS));
+	KUNIT_EXPECT_EQ(test, 0, shca_hw_window_timeouts(win));
+	/*
+	 * The post's doorbell armed the backstop again: its sweep reads the
+	 * record, which the test frees before the model goes.
+	 */
+	KUNIT_EXPECT_TRUE(test, shca_test_backstop_swept(&t));
+	shca_hw_engine_flush(hw);
+}
+
+/*
+ * A lazy QP destroyed while its backstop is armed leaves the armed list.
+ * A sweep is held on another QP meanwhile, so the destroyed QP is still
+ * armed, with a WQE nobody rang for, when it goes: the list is empty
+ * after the destroy, and the sweep that comes next serves only the live
+ * QP, queueing no turn for the WQE of the one destroyed.
+ */
+static void shca_test_backstop_forgets_destroyed_qp(struct kunit *test)
+{
+	struct shca_hw *hw = shca_test_hw(test);
+	struct shca_hw_window *win = shca_hw_window(hw, SHCA_WIN_BACKSTOP_IDLE);
+	struct shca_test_hw_qp gone, live, held;
+	struct shca_hw_cmd cmd;
+	u64 kicks;
+
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_test_window_reset,
+							   win));
+	shca_test_hw_qp_new(test, hw, true, &gone);
+	shca_test_hw_qp_new(test, hw, true, &live);
+	shca_test_hw_qp_new(test, hw, true, &held);
+	shca_test_hw_qp_rts(test, hw, gone.qpn);
+	shca_test_hw_qp_rts(test, hw, live.qpn);
+	shca_test_hw_qp_rts(test, hw, held.qpn);
+	WRITE_ONCE(gone.db->lazy, 1);
+	WRITE_ONCE(live.db->lazy, 1);
+	WRITE_ONCE(held.db->lazy, 1);
+	shca_hw_window_set_qpn(win, held.qpn);
+	shca_hw_window_arm(win);
+	shca_hw_ring_sq_run(hw, held.qpn);
+	KUNIT_ASSERT_TRUE(test, shca_hw_window_wait_held(win, 5 * HZ));
+	/* The held sweep took its QP off the list. */
+	KUNIT_EXPECT_EQ(test, 0U, shca_hw_backstop_armed(hw));
+
+	/* Armed behind the held sweep, with a WQE nobody rang for. */
+	shca_hw_ring_sq_run(hw, gone.qpn);
+	KUNIT_EXPECT_EQ(test, 1U, READ_ONCE(gone.db->backstop));
+	KUNIT_EXPECT_EQ(test, 1U, shca_hw_backstop_armed(hw));
+	shca_test_hw_post_bad_send(&gone, 0);
+	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_QP,
+				    .index = gone.qpn };
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	KUNIT_EXPECT_EQ(test, 0U, shca_hw_backstop_armed(hw));
+
+	kicks = shca_test_hw_counter(test, hw, SHCA_CNT_BACKSTOP_KICKS);
+	shca_hw_ring_sq_run(hw, live.qpn);
+	KUNIT_EXPECT_EQ(test, 1U, shca_hw_backstop_armed(hw));
+	shca_hw_window_release(win);
+	KUNIT_ASSERT_TRUE_MSG(test, shca_test_backstop_swept(&live),
+			      "the backstop never swept the live QP");
+	KUNIT_EXPECT_TRUE(test, shca_test_backstop_swept(&held));
+	shca_hw_engine_flush(hw);
+	KUNIT_EXPECT_EQ(test, kicks,
+			shca_test_hw_counter(test, hw, SHCA_CNT_BACKSTOP_KICKS));
+	KUNIT_EXPECT_EQ(test, 0U, shca_hw_backstop_armed(hw));
+}
+
 static struct kunit_case shca_hw_doorbell_cases[] = {
 	KUNIT_CASE_PARAM(shca_test_doorbell_runs_small_wqes_in_the_caller,
 			 shca_doorbell_run_gen_params),
+	KUNIT_CASE_PARAM(shca_test_backstop_arms_only_lazy_qps,
+			 shca_backstop_arm_gen_params),
+	KUNIT_CASE_PARAM(shca_test_backstop_post_into_sweep,
+			 shca_backstop_hold_gen_params),
+	KUNIT_CASE(shca_test_backstop_forgets_destroyed_qp),
 	{}
 };
 

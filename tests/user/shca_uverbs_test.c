@@ -49,6 +49,13 @@
  *                                   db_idle and db_recheck windows: no
  *                                   system call while the turn runs, and
  *                                   the WQE executed exactly once
+ *   shca_uverbs_test DEV lazy       lazy doorbells: posts into the backstop's
+ *                                   sweep held in the backstop_idle and
+ *                                   backstop_recheck windows, left for later
+ *                                   or rung, run exactly once; a poll or an
+ *                                   arm rings what was left, so does the
+ *                                   seventeenth post in a row; ping-pong
+ *                                   and SHCA_LAZY_DOORBELL=0 ring each post
  *   shca_uverbs_test DEV xrcd_step  one ibv_open_xrcd(): prints 0 or -errno
  *                                   (fault_cmd.sh's ALLOC_XRCD)
  *   shca_uverbs_test DEV odp_step   one prefetch of an ODP MR: prints 0,
@@ -2655,6 +2662,271 @@ static void test_doorbell(void)
 	traffic_ok("db_device_works_after");
 }
 
+/* --- lazy doorbells ------------------------------------------------------ */
+
+/*
+ * WRITE number @k from a to b: 64 bytes of the byte k + 1, from
+ * buf + 64 * k to buf + 16384 + 64 * k; its wr_id is k.
+ */
+static void lazy_write(struct pair *p, unsigned int k)
+{
+	memset(p->buf + 64 * k, (int)(k + 1), 64);
+	if (post_send(p->a, IBV_WR_RDMA_WRITE, p->mr, p->buf + 64 * k, 64,
+		      (uintptr_t)p->buf + 16384 + 64 * k, p->mr->rkey, k))
+		die("lazy post");
+}
+
+/* Whether WRITE @k's bytes are at b (no poll: a poll would ring). */
+static int lazy_landed(struct pair *p, unsigned int k)
+{
+	unsigned char *last = (unsigned char *)p->buf + 16384 + 64 * k + 63;
+
+	return __atomic_load_n(last, __ATOMIC_ACQUIRE) ==
+	       (unsigned char)(k + 1);
+}
+
+/* Wait up to five seconds for WRITE @k's bytes, without polling. */
+static int lazy_lands(struct pair *p, unsigned int k)
+{
+	int i;
+
+	for (i = 0; i < 5000 && !lazy_landed(p, k); i++)
+		usleep(1000);
+	return lazy_landed(p, k);
+}
+
+/* Poll WRITEs @first to @last, in order, and then nothing more. */
+static int lazy_completes(struct pair *p, unsigned int first,
+			  unsigned int last)
+{
+	struct ibv_wc wc;
+	unsigned int k;
+
+	for (k = first; k <= last; k++)
+		if (!poll_one(p->cq, &wc) || wc.status != IBV_WC_SUCCESS ||
+		    wc.wr_id != k)
+			return 0;
+	return ibv_poll_cq(p->cq, 1, &wc) == 0;
+}
+
+/*
+ * A pair whose a QP's backstop sweep is held in @win: WRITEs 0 to 2,
+ * posted at once, rang one doorbell, which armed the backstop, and the
+ * sweep stopped there.  With three outstanding, every later post finds
+ * enough to be left for later, if the word says so.
+ */
+static int lazy_held(struct pair *p, const char *win)
+{
+	struct ibv_send_wr wr[3], *bad;
+	struct ibv_sge sge[3];
+	unsigned int k;
+	int held;
+
+	pair_open(p);
+	held = !window_write(win, "qpn", p->a->qp_num) &&
+	       !window_write(win, "hold", 1);
+	/* One doorbell: another would arm the backstop again. */
+	memset(wr, 0, sizeof(wr));
+	for (k = 0; k < 3; k++) {
+		memset(p->buf + 64 * k, (int)(k + 1), 64);
+		sge[k] = (struct ibv_sge){ (uintptr_t)p->buf + 64 * k, 64,
+					   p->mr->lkey };
+		wr[k].wr_id = k;
+		wr[k].sg_list = &sge[k];
+		wr[k].num_sge = 1;
+		wr[k].opcode = IBV_WR_RDMA_WRITE;
+		wr[k].send_flags = IBV_SEND_SIGNALED;
+		wr[k].wr.rdma.remote_addr = (uintptr_t)p->buf + 16384 + 64 * k;
+		wr[k].wr.rdma.rkey = p->mr->rkey;
+		wr[k].next = k < 2 ? &wr[k + 1] : NULL;
+	}
+	if (ibv_post_send(p->a, wr, &bad))
+		die("lazy post");
+	held = held && window_stopped(win);
+	return held && lazy_lands(p, 2);
+}
+
+static void lazy_release(struct pair *p, const char *win)
+{
+	window_write(win, "hold", 0);
+	window_write(win, "qpn", 0);
+	pair_close(p);
+}
+
+/*
+ * The sweep held before it clears the word: the fourth WRITE is left for
+ * later, with no system call, and nothing runs it while the sweep is
+ * held.  Released, the sweep finds it and queues the QP's turn: it lands
+ * without a poll or a doorbell, and completes once.
+ */
+static void lazy_idle_case(void)
+{
+	unsigned long long rings, kicks;
+	int held, unrun, landed;
+	struct pair p;
+
+	held = lazy_held(&p, "backstop_idle");
+	rings = hw_counter("doorbells");
+	kicks = hw_counter("backstop_kicks");
+	lazy_write(&p, 3);
+	unrun = !lazy_landed(&p, 3);
+	CHECK(held && unrun && hw_counter("doorbells") == rings,
+	      "lazy_idle_post_left_for_the_backstop",
+	      "held %d, unrun %d, doorbells %llu -> %llu", held, unrun, rings,
+	      hw_counter("doorbells"));
+	window_write("backstop_idle", "hold", 0);
+	landed = lazy_lands(&p, 3);
+	CHECK(landed && hw_counter("doorbells") == rings &&
+	      hw_counter("backstop_kicks") == kicks + 1 &&
+	      lazy_completes(&p, 0, 3), "lazy_idle_backstop_runs_it_once",
+	      "landed %d, doorbells %llu -> %llu, kicks %llu -> %llu", landed,
+	      rings, hw_counter("doorbells"), kicks,
+	      hw_counter("backstop_kicks"));
+	lazy_release(&p, "backstop_idle");
+}
+
+/*
+ * The sweep held after it cleared the word: the fourth WRITE rings, runs
+ * at once, and completes once.
+ */
+static void lazy_recheck_case(void)
+{
+	unsigned long long rings;
+	int held, landed;
+	struct pair p;
+
+	held = lazy_held(&p, "backstop_recheck");
+	rings = hw_counter("doorbells");
+	lazy_write(&p, 3);
+	landed = lazy_lands(&p, 3);
+	CHECK(held && landed && hw_counter("doorbells") == rings + 1,
+	      "lazy_recheck_post_rings", "held %d, landed %d, doorbells %llu -> %llu",
+	      held, landed, rings, hw_counter("doorbells"));
+	window_write("backstop_recheck", "hold", 0);
+	CHECK(lazy_completes(&p, 0, 3), "lazy_recheck_wqe_runs_once",
+	      "the four WRITEs did not complete once each, in order");
+	lazy_release(&p, "backstop_recheck");
+}
+
+/*
+ * With the sweep held and the word set, a poll of any CQ of the context,
+ * or an arm, rings what was left: the WRITE runs with no backstop.
+ */
+static void lazy_ring_case(int arm)
+{
+	unsigned long long rings;
+	struct ibv_cq *other;
+	struct ibv_wc wc;
+	int held, unrun, landed;
+	struct pair p;
+
+	held = lazy_held(&p, "backstop_idle");
+	other = ibv_create_cq(p.ctx, 4, NULL, NULL, 0);
+	if (!other)
+		die("ibv_create_cq");
+	rings = hw_counter("doorbells");
+	lazy_write(&p, 3);
+	unrun = !lazy_landed(&p, 3);
+	if (arm ? ibv_req_notify_cq(other, 0) : ibv_poll_cq(other, 1, &wc))
+		die("lazy ring");
+	/* The sweep is still held: only that doorbell can run it. */
+	landed = lazy_lands(&p, 3);
+	CHECK(held && unrun && landed && hw_counter("doorbells") == rings + 1,
+	      arm ? "lazy_arm_rings_what_was_left" :
+		    "lazy_poll_rings_what_was_left",
+	      "held %d, unrun %d, landed %d, doorbells %llu -> %llu", held,
+	      unrun, landed, rings, hw_counter("doorbells"));
+	window_write("backstop_idle", "hold", 0);
+	if (ibv_destroy_cq(other))
+		die("ibv_destroy_cq");
+	CHECK(lazy_completes(&p, 0, 3),
+	      arm ? "lazy_arm_wqe_runs_once" : "lazy_poll_wqe_runs_once",
+	      "the four WRITEs did not complete once each, in order");
+	lazy_release(&p, "backstop_idle");
+}
+
+/*
+ * Posts left for later in a row: the seventeenth rings, and runs all of
+ * them.
+ */
+static void lazy_burst_case(void)
+{
+	unsigned long long rings, mid;
+	unsigned int k;
+	int held, unrun = 1, landed = 1;
+	struct pair p;
+
+	held = lazy_held(&p, "backstop_idle");
+	rings = hw_counter("doorbells");
+	for (k = 3; k < 19; k++)
+		lazy_write(&p, k);
+	for (k = 3; k < 19; k++)
+		unrun &= !lazy_landed(&p, k);
+	mid = hw_counter("doorbells");
+	lazy_write(&p, 19);
+	for (k = 3; k < 20; k++)
+		landed &= lazy_lands(&p, k);
+	CHECK(held && unrun && landed && mid == rings &&
+	      hw_counter("doorbells") == rings + 1,
+	      "lazy_seventeenth_post_rings",
+	      "held %d, unrun %d, landed %d, doorbells %llu, %llu, %llu",
+	      held, unrun, landed, rings, mid, hw_counter("doorbells"));
+	window_write("backstop_idle", "hold", 0);
+	CHECK(lazy_completes(&p, 0, 19), "lazy_burst_runs_once",
+	      "the twenty WRITEs did not complete once each, in order");
+	lazy_release(&p, "backstop_idle");
+}
+
+/*
+ * Ping-pong: each WRITE polled before the next is posted keeps fewer
+ * than four outstanding, so every post rings at once; and with
+ * SHCA_LAZY_DOORBELL=0 every post rings, and none arms the backstop.
+ */
+static void lazy_rings_case(int off)
+{
+	unsigned long long rings, arms;
+	struct ibv_wc wc;
+	unsigned int k;
+	int ok = 1;
+	struct pair p;
+
+	if (off && setenv("SHCA_LAZY_DOORBELL", "0", 1))
+		die("setenv");
+	pair_open(&p);
+	if (off)
+		unsetenv("SHCA_LAZY_DOORBELL");
+	rings = hw_counter("doorbells");
+	arms = hw_counter("backstop_arms");
+	for (k = 0; k < 8; k++) {
+		lazy_write(&p, k);
+		ok &= lazy_lands(&p, k);
+		if (!off)
+			ok &= poll_one(p.cq, &wc) && wc.wr_id == k;
+	}
+	CHECK(ok && hw_counter("doorbells") == rings + 8 &&
+	      (!off || hw_counter("backstop_arms") == arms),
+	      off ? "lazy_off_every_post_rings" :
+		    "lazy_ping_pong_every_post_rings",
+	      "ok %d, doorbells %llu -> %llu, arms %llu -> %llu", ok, rings,
+	      hw_counter("doorbells"), arms, hw_counter("backstop_arms"));
+	if (off)
+		CHECK(lazy_completes(&p, 0, 7), "lazy_off_wqes_run_once",
+		      "the eight WRITEs did not complete once each, in order");
+	pair_close(&p);
+}
+
+static void test_lazy(void)
+{
+	lazy_idle_case();
+	lazy_recheck_case();
+	lazy_ring_case(0);
+	lazy_ring_case(1);
+	lazy_burst_case();
+	lazy_rings_case(0);
+	lazy_rings_case(1);
+	traffic_ok("lazy_device_works_after");
+}
+
 /* --- CQ arm in the doorbell record --------------------------------------- */
 
 /* A CQ event on @ch within @ms milliseconds, for @cq, acknowledged. */
@@ -5091,6 +5363,7 @@ int main(int argc, char **argv)
 		{ "dm", test_dm }, { "dm_step", test_dm_step },
 		{ "xrc", test_xrc }, { "xrcd_step", test_xrcd_step },
 		{ "doorbell", test_doorbell }, { "cq_arm", test_cq_arm },
+		{ "lazy", test_lazy },
 		{ "odp_step", test_odp_step }, { "odp_cow", test_odp_cow },
 		{ "spoof", test_spoof }, { "conform", test_conform },
 		{ "flood_cpu", test_flood_cpu },

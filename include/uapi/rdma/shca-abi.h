@@ -200,7 +200,7 @@ struct shca_create_qp_cmd {
  * @max_send_sge: SGEs a send WQE may use
  * @max_recv_sge: SGEs a receive WQE may use
  * @max_inline: inline bytes a send WQE may carry
- * @reserved: zero
+ * @flags: SHCA_QP_RESP_F_*; a kernel that does not write it leaves zero
  * @reserved2: zero
  */
 struct shca_create_qp_resp {
@@ -213,9 +213,15 @@ struct shca_create_qp_resp {
 	__u32 max_send_sge;
 	__u32 max_recv_sge;
 	__u32 max_inline;
-	__u32 reserved;
+	__u32 flags;
 	__u32 reserved2;
 };
+
+/*
+ * The device serves lazy send doorbells: it reads the doorbell record's
+ * lazy word, and writes its backstop word (struct shca_hw_qp_dbrec).
+ */
+#define SHCA_QP_RESP_F_LAZY_DB		(1U << 0)
 
 /**
  * struct shca_create_srq_cmd - driver data of CREATE_SRQ
@@ -687,11 +693,24 @@ struct shca_hw_cq_dbrec {
  *	@sq_running set may skip the send doorbell: the device clears it,
  *	issues a full barrier and reads @sq_pi once more before it stops.
  *	Zero (ring) is always safe; the device never reads it for a decision.
+ * @lazy: written by the driver, where the device serves lazy doorbells
+ *	(SHCA_QP_RESP_F_LAZY_DB): nonzero if it may leave send doorbells
+ *	unrung while @backstop is set.  A send doorbell of a QP with @lazy
+ *	set arms the device's backstop for the QP.
+ * @backstop: written by the device: nonzero while the QP's backstop is
+ *	armed.  Within the backstop's period (at most 100 microseconds) the
+ *	device clears it, issues a full barrier and reads @sq_pi, and runs
+ *	the QP's turn if WQEs are there.  A driver that stores @sq_pi, then
+ *	a full barrier, then finds @backstop set may leave the doorbell for
+ *	later: the WQE runs at the latest when the backstop fires.  Like
+ *	@sq_running, the device never reads it for a decision.
  */
 struct shca_hw_qp_dbrec {
 	__u32 sq_pi;
 	__u32 rq_pi;
 	__u32 sq_running;
+	__u32 lazy;
+	__u32 backstop;
 };
 
 /**

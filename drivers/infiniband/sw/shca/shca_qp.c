@@ -147,6 +147,8 @@ static int shca_qp_user_init(struct shca_dev *sdev, struct shca_qp *qp,
 		.max_send_sge = qp->max_send_sge,
 		.max_recv_sge = qp->max_recv_sge,
 		.max_inline = qp->max_inline,
+		/* The model serves every QP whose record says lazy. */
+		.flags = SHCA_QP_RESP_F_LAZY_DB,
 	};
 	int err;
 

@@ -307,6 +307,8 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_CQ_DBREC_ARMS]	= "cq_dbrec_arms",
 	[SHCA_CNT_ROUTE_LOOKUPS]	= "route_lookups",
 	[SHCA_CNT_RX_REJECTED]	= "rx_rejected",
+	[SHCA_CNT_BACKSTOP_ARMS]	= "backstop_arms",
+	[SHCA_CNT_BACKSTOP_KICKS]	= "backstop_kicks",
 };
 
 /**
@@ -373,6 +375,7 @@ struct shca_hw *shca_hw_create(void)
 	xa_init(&hw->dm_ranges);
 	hw->next_qpn = SHCA_HW_FIRST_QPN;
 	shca_hw_windows_init(hw);
+	shca_hw_doorbell_init(hw);
 
 	hw->gids = kcalloc(hw->caps->gid_tbl_len, sizeof(*hw->gids),
 			   GFP_KERNEL);
@@ -409,6 +412,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	shca_hw_mpt_fini(hw);
 	shca_hw_dm_fini(hw);
 	shca_hw_mcast_fini(hw);
+	shca_hw_doorbell_fini(hw);
 	shca_hw_sched_fini(hw);
 	shca_hw_windows_fini(hw);
 	xa_destroy(&hw->qps);
@@ -612,6 +616,7 @@ void shca_hw_debugfs_init(struct shca_hw *hw, struct dentry *dir)
 	shca_hw_caps_debugfs(hw, dir);
 	shca_hw_sched_debugfs(hw, dir);
 	shca_hw_qp_debugfs(hw, dir);
+	shca_hw_doorbell_debugfs(hw, dir);
 	shca_hw_eq_debugfs(hw, dir);
 	shca_hw_mcast_debugfs(hw, dir);
 	shca_hw_window_debugfs(hw, dir);

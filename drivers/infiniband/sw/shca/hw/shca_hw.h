@@ -67,6 +67,12 @@ struct shca_hw;
  *	WQEs into the new memory and holds nothing; the SRQ is still in the
  *	old memory, where the driver posts and the responder takes, and what
  *	is posted now is copied later (for the SRQ's number)
+ * @SHCA_WIN_BACKSTOP_IDLE: the lazy doorbells' backstop has taken a QP
+ *	off its armed list and not yet cleared the doorbell record's backstop
+ *	word; a driver posting now leaves the doorbell unrung
+ * @SHCA_WIN_BACKSTOP_RECHECK: the backstop has cleared the word and issued
+ *	its barrier, and has not yet read the producer index; a driver
+ *	posting now rings
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
@@ -81,6 +87,8 @@ enum shca_hw_window_id {
 	SHCA_WIN_ODP_DEFER,
 	SHCA_WIN_CQ_RESIZE,
 	SHCA_WIN_SRQ_RESIZE,
+	SHCA_WIN_BACKSTOP_IDLE,
+	SHCA_WIN_BACKSTOP_RECHECK,
 	SHCA_WIN_NUM,
 };
 

@@ -929,6 +929,9 @@ struct shca_hw_odp_fault {
  * @SHCA_CNT_RX_REJECTED: messages a connected QP (RC, UC, XRC target)
  *	dropped because they did not come from its peer (the source GID
  *	and QPN of its path) or, for RC and XRC, not with the PSN it expects
+ * @SHCA_CNT_BACKSTOP_ARMS: send doorbells that armed a lazy QP's backstop
+ * @SHCA_CNT_BACKSTOP_KICKS: turns the backstop queued for send WQEs a lazy
+ *	driver left unrung
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -959,6 +962,8 @@ enum shca_hw_counter {
 	SHCA_CNT_CQ_DBREC_ARMS,
 	SHCA_CNT_ROUTE_LOOKUPS,
 	SHCA_CNT_RX_REJECTED,
+	SHCA_CNT_BACKSTOP_ARMS,
+	SHCA_CNT_BACKSTOP_KICKS,
 	SHCA_CNT_NUM,
 };
 

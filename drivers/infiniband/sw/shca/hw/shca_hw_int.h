@@ -41,7 +41,8 @@
  *                                        to it; never two at once
  *   shca_hw.lock             shca_hw.c   port, GID and P_Key tables
  *   shca_hw_mpt.lock,        mem, resp   leaves
- *   shca_atomic_lock
+ *   shca_atomic_lock,
+ *   shca_hw.backstop_lock    doorbell
  *
  * Spinlocks are all taken with interrupts off: doorbells and polling may
  * come from any context. CQEs are written with no spinlock held, as the
@@ -53,6 +54,7 @@
 #define SHCA_HW_INT_H
 
 #include <linux/completion.h>
+#include <linux/hrtimer.h>
 #include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -417,6 +419,9 @@ struct shca_hw_route {
  * @comm_est_sent: the communication established event for this RTR visit
  *	went out
  * @engine: the QP's turn on an execution unit (shca_hw_sched.c)
+ * @backstop_node: in the device's armed list while its lazy doorbells'
+ *	backstop is armed, or in a sweep's list while one serves it
+ *	(shca_hw_doorbell.c); empty otherwise
  * @ev: its affiliated events in the EQ
  * @route: the route its last message took, for its turn's next one
  */
@@ -453,6 +458,9 @@ struct shca_hw_qp {
 	bool last_wqe_sent;
 	bool comm_est_sent;
 	struct delayed_work engine;
+	struct list_head backstop_node;	/* in shca_hw.backstop_armed or
+					 * a sweep's list; backstop_lock
+					 */
 	struct shca_hw_evsrc ev;
 	struct shca_hw_route route;
 };
@@ -575,6 +583,12 @@ struct shca_hw_eq {
  * @engine_paused: the execution units take no work, except @engine_steps
  * @engine_steps: WQEs (or flushes) they may still run while paused
  * @windows: the race windows tests hold open, by enum shca_hw_window_id
+ * @backstop_lock: guards @backstop_armed and the QPs' backstop_node
+ * @backstop_armed: the QPs whose lazy doorbells' backstop is armed
+ * @backstop_timer: runs while @backstop_armed is not empty; queues
+ *	@backstop_work when the period is over
+ * @backstop_work: the sweep, on the execution units' workqueue
+ * @backstop_us: the backstop's period in microseconds; 0 arms none
  * @eqs: the event queues and their vectors, @caps->max_eq of them, or
  *	NULL if the device could not allocate them
  * @eq_limit: a test knob: each EQ counts as full at this many
@@ -623,6 +637,11 @@ struct shca_hw {
 	bool engine_paused;
 	atomic_t engine_steps;
 	struct shca_hw_window windows[SHCA_WIN_NUM];
+	spinlock_t backstop_lock;	/* guards the armed list */
+	struct list_head backstop_armed;
+	struct hrtimer backstop_timer;
+	struct work_struct backstop_work;
+	u32 backstop_us;
 
 	struct shca_hw_eq *eqs;
 	u32 eq_limit;
@@ -633,6 +652,19 @@ struct shca_hw {
 	unsigned long *dm_map;
 	struct xarray dm_ranges;
 };
+
+/*
+ * A QP being freed leaves the armed list of the lazy doorbells' backstop
+ * (shca_hw_doorbell.c).  Its holds are gone, so no sweep has it.
+ */
+static inline void shca_hw_backstop_forget(struct shca_hw_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->hw->backstop_lock, flags);
+	list_del_init(&qp->backstop_node);
+	spin_unlock_irqrestore(&qp->hw->backstop_lock, flags);
+}
 
 static inline void shca_hw_count(struct shca_hw *hw, enum shca_hw_counter c)
 {
@@ -674,6 +706,14 @@ static inline u32 shca_hw_wq_posted(u32 pi, u32 ci, u32 log_depth)
 {
 	return pi - ci <= (1U << log_depth) ? pi - ci : 0;
 }
+
+/* The longest period of the lazy doorbells' backstop, and the default. */
+#define SHCA_HW_BACKSTOP_MAX_US	100
+
+/* shca_hw_doorbell.c: the doorbells and the lazy doorbells' backstop */
+void shca_hw_doorbell_init(struct shca_hw *hw);
+void shca_hw_doorbell_fini(struct shca_hw *hw);
+void shca_hw_doorbell_debugfs(struct shca_hw *hw, struct dentry *dir);
 
 /* shca_hw_sched.c: schedules turns; calls nothing above it */
 void shca_hw_sched_debugfs(struct shca_hw *hw, struct dentry *dir);

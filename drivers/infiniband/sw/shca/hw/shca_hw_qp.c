@@ -2,8 +2,8 @@
 /*
  * shca hardware model: QP contexts.
  *
- * The QP context table, the QP commands and state machine, the flush of a
- * QP in error and the work queue doorbells.  QPNs are 24 bits and handed
+ * The QP context table, the QP commands and state machine and the flush of
+ * a QP in error (the doorbells are shca_hw_doorbell.c's).  QPNs are 24 bits and handed
  * out cyclically from 2 to 0xfffffe (QP0 does not exist on a RoCE port;
  * QP1 is the GSI QP; 0xffffff is the multicast QPN), so a freed QPN is not
  * reissued until the space wraps.  Each QP also has a generation, which
@@ -181,6 +181,7 @@ enum shca_hw_status shca_hw_cmd_create_qp(struct shca_hw *hw,
 	mutex_init(&qp->resp_mutex);
 	spin_lock_init(&qp->lock);
 	shca_hw_sched_qp_init(qp);
+	INIT_LIST_HEAD(&qp->backstop_node);
 	qp->attr.state = SHCA_QPS_RESET;
 	qp->attr.mtu = 1024;
 	qp->sq.ring = in->sq.ring;
@@ -686,6 +687,8 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	 */
 	shca_hw_qp_put(qp);
 	wait_for_completion(&qp->done);
+	/* A sweep holds the QP while it serves it: none does now. */
+	shca_hw_backstop_forget(qp);
 	shca_hw_qp_fence(qp);
 	shca_hw_evsrc_del(hw, &qp->ev);
 	shca_hw_qp_unlink(qp);
@@ -872,72 +875,6 @@ void shca_hw_qp_fini(struct shca_hw *hw)
 		shca_hw_qp_free(hw, qp, false);
 	}
 }
-
-/**
- * shca_hw_ring_sq() - the send queue doorbell
- * @hw: the device
- * @qpn: the QP whose producer index moved
- */
-void shca_hw_ring_sq(struct shca_hw *hw, u32 qpn)
-{
-	struct shca_hw_qp *qp = shca_hw_qp_get(hw, qpn);
-
-	if (!qp)
-		return;
-	shca_hw_count(hw, SHCA_CNT_DOORBELLS);
-	shca_hw_sched_kick(qp);
-	shca_hw_qp_put(qp);
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_sq);
-
-/**
- * shca_hw_ring_sq_run() - the send queue doorbell, run by its caller
- * @hw: the device
- * @qpn: the QP whose producer index moved
- *
- * Like shca_hw_ring_sq(), but when the QP's turn is neither running nor
- * queued, the caller runs it here, in its own context: a process posting
- * small messages to an idle QP does not wait for a worker to wake up.  It
- * runs WQEs until it has moved SHCA_HW_RUN_BYTES of payload or the
- * budget of an execution unit, and queues the rest as usual.  A turn held
- * back by an RNR or transport retry timer stays queued.  For process
- * context only; the caller holds no lock.  The scheduler decides
- * (shca_hw_sched_run_here()).
- */
-void shca_hw_ring_sq_run(struct shca_hw *hw, u32 qpn)
-{
-	struct shca_hw_qp *qp;
-
-	might_sleep();
-	qp = shca_hw_qp_get(hw, qpn);
-	if (!qp)
-		return;
-	shca_hw_count(hw, SHCA_CNT_DOORBELLS);
-	shca_hw_sched_run_here(qp);
-	shca_hw_qp_put(qp);
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_sq_run);
-
-/**
- * shca_hw_ring_rq() - the receive queue doorbell
- * @hw: the device
- * @qpn: the QP whose receive producer index moved
- *
- * Receives are consumed when messages arrive; the doorbell matters only to
- * a QP in error, whose new receives must be flushed.
- */
-void shca_hw_ring_rq(struct shca_hw *hw, u32 qpn)
-{
-	struct shca_hw_qp *qp = shca_hw_qp_get(hw, qpn);
-
-	if (!qp)
-		return;
-	shca_hw_count(hw, SHCA_CNT_DOORBELLS);
-	if (READ_ONCE(qp->attr.state) == SHCA_QPS_ERR)
-		shca_hw_sched_kick(qp);
-	shca_hw_qp_put(qp);
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_hw_ring_rq);
 
 static int shca_hw_next_qpn_get(void *data, u64 *val)
 {

@@ -64,6 +64,10 @@ void shca_hw_engine_flush(struct shca_hw *hw);
 void shca_hw_engine_single_step(struct shca_hw *hw, u32 steps);
 u32 shca_hw_engine_steps_left(struct shca_hw *hw);
 
+/* The lazy doorbells' backstop (shca_hw_doorbell.c) */
+int shca_hw_set_backstop_us(struct shca_hw *hw, u32 us);
+u32 shca_hw_backstop_armed(struct shca_hw *hw);
+
 /* The QP context table (shca_hw_qp.c) */
 int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn);
 u32 shca_hw_next_qpn(struct shca_hw *hw);

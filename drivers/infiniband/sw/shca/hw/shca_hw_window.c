@@ -29,7 +29,7 @@
  * CQE publish window is passed with the CQ's write_mutex held, the
  * memory access window with the responder's resp_mutex, the multicast
  * delivery, both doorbell windows and the ODP defer window with only the
- * QP's turn_mutex, the CQ resize window with no lock.
+ * QP's turn_mutex, the CQ resize and both backstop windows with no lock.
  */
 #include <kunit/visibility.h>
 #include <linux/debugfs.h>
@@ -57,6 +57,8 @@ static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_ODP_DEFER]	= "odp_defer",
 	[SHCA_WIN_CQ_RESIZE]	= "cq_resize",
 	[SHCA_WIN_SRQ_RESIZE]	= "srq_resize",
+	[SHCA_WIN_BACKSTOP_IDLE] = "backstop_idle",
+	[SHCA_WIN_BACKSTOP_RECHECK] = "backstop_recheck",
 };
 
 /**
