@@ -132,6 +132,18 @@ static inline int shca_wq_retire(struct shca_wq *wq, __u32 idx, __u64 *wr_id)
 #define SHCA_LAZY_MAX_DEFERRED		16
 
 /*
+ * Whether a send doorbell of @wq asks the device to arm its backstop (the
+ * doorbell record's lazy word): only when a later post may be left for
+ * later, so that a ping-pong, one WQE outstanding at a time, arms nothing
+ * and pays for no sweep.
+ */
+static inline int shca_sq_wants_backstop(const struct shca_wq *wq)
+{
+	return shca_dp_read_once(&wq->pi) - shca_dp_load_acquire(&wq->ci) >=
+	       SHCA_LAZY_MIN_OUTSTANDING - 1;
+}
+
+/*
  * Whether a post to @wq may leave the send doorbell for later: the
  * device's backstop is armed (@backstop, the doorbell record's word, read
  * after a full barrier that follows the producer index's store), and

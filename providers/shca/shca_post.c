@@ -60,7 +60,9 @@ static int shca_sq_defer(struct shca_qp *qp)
 /*
  * The doorbell, after the producer index was stored: a POST_SEND with no
  * work requests, unless the QP's turn is running in the device, or the
- * doorbell may wait (shca_sq_defer()).  A running turn reads the
+ * doorbell may wait (shca_sq_defer()).  A lazy QP's doorbell asks for the
+ * backstop only while enough WQEs are outstanding for a later post to be
+ * left (shca_sq_wants_backstop()).  A running turn reads the
  * producer index again before it stops, and it clears sq_running, then
  * issues a full barrier, then reads the index; here the index was
  * stored, then a full barrier, then sq_running read.  So either this
@@ -82,6 +84,10 @@ int shca_ring_sq(struct shca_qp *qp)
 		 * counted itself as left is then visible to this doorbell.
 		 */
 		__atomic_exchange_n(&qp->deferred, 0, __ATOMIC_SEQ_CST);
+		/* The device reads the word when the doorbell rings. */
+		__atomic_store_n(&qp->dbrec->lazy,
+				 shca_sq_wants_backstop(&qp->sq),
+				 __ATOMIC_RELAXED);
 	}
 	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
 }

@@ -267,10 +267,9 @@ struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	if (!qp->map)
 		goto err_destroy;
 	qp->dbrec = (void *)((char *)qp->map + resp.dbrec_offset);
-	if (to_sctx(ibctx)->lazy_db && (resp.flags & SHCA_QP_RESP_F_LAZY_DB)) {
-		qp->lazy = 1;
-		__atomic_store_n(&qp->dbrec->lazy, 1, __ATOMIC_RELAXED);
-	}
+	/* Its doorbells set the record's lazy word (shca_ring_sq()). */
+	qp->lazy = to_sctx(ibctx)->lazy_db &&
+		   (resp.flags & SHCA_QP_RESP_F_LAZY_DB);
 	qp->max_send_sge = resp.max_send_sge;
 	qp->max_recv_sge = resp.max_recv_sge;
 	qp->max_inline = resp.max_inline;

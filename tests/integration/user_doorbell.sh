@@ -14,7 +14,8 @@
 # a post makes no system call; one into the backstop's sweep held in the
 # backstop_idle window is run by the sweep, one into backstop_recheck
 # rings; a poll or an arm rings what was left, as does the seventeenth
-# post in a row; ping-pong and SHCA_LAZY_DOORBELL=0 ring every post.
+# post in a row; ping-pong and SHCA_LAZY_DOORBELL=0 ring every post and
+# arm no backstop.
 # make check runs it on the debug kernel only: it drives the model and
 # shca's own code, the same on every kernel; make check-long runs it on
 # the stock kernels too.

@@ -694,9 +694,10 @@ struct shca_hw_cq_dbrec {
  *	issues a full barrier and reads @sq_pi once more before it stops.
  *	Zero (ring) is always safe; the device never reads it for a decision.
  * @lazy: written by the driver, where the device serves lazy doorbells
- *	(SHCA_QP_RESP_F_LAZY_DB): nonzero if it may leave send doorbells
- *	unrung while @backstop is set.  A send doorbell of a QP with @lazy
- *	set arms the device's backstop for the QP.
+ *	(SHCA_QP_RESP_F_LAZY_DB): nonzero if it may leave later send
+ *	doorbells unrung while @backstop is set.  A send doorbell that finds
+ *	@lazy set arms the device's backstop for the QP; the device reads it
+ *	at each send doorbell, so a driver may set it only while it streams.
  * @backstop: written by the device: nonzero while the QP's backstop is
  *	armed.  Within the backstop's period (at most 100 microseconds) the
  *	device clears it, issues a full barrier and reads @sq_pi, and runs
