@@ -5,7 +5,10 @@
 # into a turn held in the db_idle window (it still says it runs) skips
 # the doorbell and the turn finds the WQE on its second look; one into
 # the db_recheck window (it said it stops) rings; either way the WQE runs
-# exactly once.  Arming a CQ makes no system call either: ibv_req_notify_cq
+# exactly once.  The adaptive poller's two windows likewise: a turn
+# hands the QP to a poller with sq_running set, and a post into
+# poll_idle (the poller letting the QP go, the bit still set) is found by
+# its second look, one into poll_recheck rings.  Arming a CQ makes no system call either: ibv_req_notify_cq
 # stores the request in the CQ's doorbell record, the next CQE raises the
 # event, and an arm into the cq_arm window (CQE published, record not yet
 # read) is followed by a poll that finds the CQE, and by the event.  A CQ
@@ -30,6 +33,8 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 timeout 120 "$t" shca0 doorbell | tee "$SHCA_OUT/uverbs-doorbell.txt" ||
 	fail "$(grep '^not ok' "$SHCA_OUT/uverbs-doorbell.txt")"
 ktap_check "$SHCA_OUT/uverbs-doorbell.txt" db_idle_wqe_runs_once
+ktap_check "$SHCA_OUT/uverbs-doorbell.txt" poll_idle_wqe_runs_once
+ktap_check "$SHCA_OUT/uverbs-doorbell.txt" poll_recheck_wqe_runs_once
 timeout 120 "$t" shca0 cq_arm | tee "$SHCA_OUT/uverbs-cq-arm.txt" ||
 	fail "$(grep '^not ok' "$SHCA_OUT/uverbs-cq-arm.txt")"
 ktap_check "$SHCA_OUT/uverbs-cq-arm.txt" cq_arm_window_polls_then_wakes

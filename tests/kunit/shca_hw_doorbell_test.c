@@ -16,16 +16,6 @@
 #include "shca.h"
 #include "shca_test.h"
 
-/* One of the model's counters, read with a command. */
-static u64 shca_test_hw_counter(struct kunit *test, struct shca_hw *hw,
-				enum shca_hw_counter counter)
-{
-	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_COUNTERS };
-
-	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
-	return cmd.out.counters[counter];
-}
-
 /**
  * struct shca_doorbell_run_case - a process's send doorbell on an idle QP
  * @name: the case's name
@@ -55,22 +45,6 @@ static void shca_doorbell_run_desc(const struct shca_doorbell_run_case *c,
 
 KUNIT_ARRAY_PARAM(shca_doorbell_run, shca_doorbell_run_cases,
 		  shca_doorbell_run_desc);
-
-/* Take a model QP from RESET to RTS. */
-static void shca_test_hw_qp_rts(struct kunit *test, struct shca_hw *hw,
-				u32 qpn)
-{
-	struct shca_hw_cmd cmd;
-	u32 state;
-
-	for (state = SHCA_QPS_INIT; state <= SHCA_QPS_RTS; state++) {
-		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_MODIFY_QP,
-					    .index = qpn,
-					    .mask = SHCA_QP_ATTR_STATE,
-					    .in.qp_attr.state = state };
-		KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
-	}
-}
 
 /*
  * A process's send doorbell on a QP whose turn is neither running nor
@@ -145,33 +119,6 @@ static void shca_test_doorbell_runs_small_wqes_in_the_caller(struct kunit *test)
 	cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_DESTROY_CQ,
 				    .index = t.cqn };
 	KUNIT_EXPECT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
-}
-
-/* A send WQE whose local key names no MR: it completes at once, in error. */
-static void shca_test_hw_post_bad_send(struct shca_test_hw_qp *t, u32 idx)
-{
-	t->sq[idx & 3] = (struct shca_hw_send_wqe){
-		.opcode = SHCA_WQE_SEND,
-		.flags = SHCA_WQE_F_SIGNALED,
-		.num_sge = 1,
-		.sge[0] = { .addr = 0x10000, .length = 64, .lkey = 0x12345 },
-	};
-	/* The WQE is written before the index that names it. */
-	smp_store_release(&t->db->sq_pi, idx + 1);
-}
-
-/* Wait for the owner byte of CQE @idx: true once the device wrote it. */
-static bool shca_test_hw_cqe_written(struct shca_test_hw_qp *t, u32 idx)
-{
-	int i;
-
-	for (i = 0; i < 5000; i++) {
-		/* Pairs with the device's release of the owner byte. */
-		if (smp_load_acquire(&t->ring[idx].owner))
-			return true;
-		usleep_range(1000, 2000);
-	}
-	return false;
 }
 
 /* Wait until the backstop's sweep cleared a QP's word. */

@@ -414,6 +414,8 @@ static void shca_test_hw_modify_kicks_a_turn_only_for_work(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, passes + 1, shca_hw_window_passes(win));
 
 	shca_hw_qp_states_qp_new(test, SHCA_QPT_UD, &w);
+	/* The turn that runs the WQE stops in db_idle: no poller takes it. */
+	shca_test_poll_off(test, w.hw);
 	win = shca_hw_window(w.hw, SHCA_WIN_DB_IDLE);
 	shca_hw_window_set_qpn(win, w.qpn);
 	shca_hw_qp_states_reach(test, &w, SHCA_QPS_RTR);

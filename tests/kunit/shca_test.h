@@ -197,6 +197,12 @@ u32 shca_test_hw_create(struct kunit *test, struct shca_hw *hw,
 			struct shca_hw_cmd *cmd);
 void shca_test_hw_qp_new(struct kunit *test, struct shca_hw *hw, bool user,
 			 struct shca_test_hw_qp *t);
+u64 shca_test_hw_counter(struct kunit *test, struct shca_hw *hw,
+			 enum shca_hw_counter counter);
+void shca_test_hw_qp_rts(struct kunit *test, struct shca_hw *hw, u32 qpn);
+void shca_test_hw_post_bad_send(struct shca_test_hw_qp *t, u32 idx);
+bool shca_test_hw_cqe_written(struct shca_test_hw_qp *t, u32 idx);
+void shca_test_poll_off(struct kunit *test, struct shca_hw *hw);
 
 /**
  * struct shca_test_stall - a command that waits, and a bystander beside it

@@ -994,6 +994,103 @@ void shca_test_hw_qp_new(struct kunit *test, struct shca_hw *hw, bool user,
 }
 
 /**
+ * shca_test_hw_counter() - one of a model's counters, read with a command
+ * @test: the test
+ * @hw: the model
+ * @counter: which
+ *
+ * Return: its value.
+ */
+u64 shca_test_hw_counter(struct kunit *test, struct shca_hw *hw,
+			 enum shca_hw_counter counter)
+{
+	struct shca_hw_cmd cmd = { .opcode = SHCA_CMD_QUERY_COUNTERS };
+
+	KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	return cmd.out.counters[counter];
+}
+
+/**
+ * shca_test_hw_qp_rts() - take a model QP from RESET to RTS
+ * @test: the test
+ * @hw: the model
+ * @qpn: the QP
+ */
+void shca_test_hw_qp_rts(struct kunit *test, struct shca_hw *hw, u32 qpn)
+{
+	struct shca_hw_cmd cmd;
+	u32 state;
+
+	for (state = SHCA_QPS_INIT; state <= SHCA_QPS_RTS; state++) {
+		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_MODIFY_QP,
+					    .index = qpn,
+					    .mask = SHCA_QP_ATTR_STATE,
+					    .in.qp_attr.state = state };
+		KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
+	}
+}
+
+/**
+ * shca_test_hw_post_bad_send() - write a send WQE whose local key names no
+ *	MR, and publish it: it completes at once, in error
+ * @t: the QP of shca_test_hw_qp_new()
+ * @idx: its producer index; the ring holds four
+ */
+void shca_test_hw_post_bad_send(struct shca_test_hw_qp *t, u32 idx)
+{
+	t->sq[idx & 3] = (struct shca_hw_send_wqe){
+		.opcode = SHCA_WQE_SEND,
+		.flags = SHCA_WQE_F_SIGNALED,
+		.num_sge = 1,
+		.sge[0] = { .addr = 0x10000, .length = 64, .lkey = 0x12345 },
+	};
+	/* The WQE is written before the index that names it. */
+	smp_store_release(&t->db->sq_pi, idx + 1);
+}
+
+/**
+ * shca_test_hw_cqe_written() - wait for the owner byte of a CQE
+ * @t: the QP of shca_test_hw_qp_new()
+ * @idx: the CQE, of the four of the ring's first lap
+ *
+ * Return: true once the device wrote it, false after five seconds.
+ */
+bool shca_test_hw_cqe_written(struct shca_test_hw_qp *t, u32 idx)
+{
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		/* Pairs with the device's release of the owner byte. */
+		if (smp_load_acquire(&t->ring[idx].owner))
+			return true;
+		usleep_range(1000, 2000);
+	}
+	return false;
+}
+
+static void shca_test_poll_on(void *hw)
+{
+	shca_hw_set_poll_us(hw, SHCA_HW_POLL_MAX_US);
+}
+
+/**
+ * shca_test_poll_off() - turn a model's adaptive pollers off for a test
+ * @test: the test; the pollers are on again when it ends
+ * @hw: the model
+ *
+ * For tests of a stopping turn's own second look (the db_idle and
+ * db_recheck windows), which a turn passes only when no poller takes its
+ * QP.
+ */
+void shca_test_poll_off(struct kunit *test, struct shca_hw *hw)
+{
+	KUNIT_ASSERT_EQ(test, 0, shca_hw_set_poll_us(hw, 0));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   shca_test_poll_on,
+							   hw));
+}
+
+/**
  * shca_test_window_reset() - release a race window and clear its knobs
  * @win: the window (a kunit action's argument)
  */
@@ -1020,6 +1117,9 @@ struct shca_hw_window *shca_test_window_arm(struct kunit *test,
 	struct shca_hw *hw = to_shca_dev(dev)->hw;
 	unsigned long end = jiffies + SHCA_TEST_WAIT;
 
+	/* A turn a poller takes over never passes the doorbell windows. */
+	if (id == SHCA_WIN_DB_IDLE || id == SHCA_WIN_DB_RECHECK)
+		shca_test_poll_off(test, hw);
 	/*
 	 * The QP's last state change queued an empty turn: let it stop
 	 * before the window is armed, or it would be the pass held.

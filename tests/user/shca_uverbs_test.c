@@ -46,9 +46,12 @@
  *                                   numbers of no SRQ or another domain,
  *                                   a domain and CQ in use; traffic
  *   shca_uverbs_test DEV doorbell   posts into a stopping turn held in the
- *                                   db_idle and db_recheck windows: no
- *                                   system call while the turn runs, and
- *                                   the WQE executed exactly once
+ *                                   db_idle and db_recheck windows, and
+ *                                   into a poller letting the QP go, held
+ *                                   in poll_idle and poll_recheck: no
+ *                                   system call while the turn runs or a
+ *                                   poller holds the QP, and the WQE
+ *                                   executed exactly once
  *   shca_uverbs_test DEV lazy       lazy doorbells: posts into the backstop's
  *                                   sweep held in the backstop_idle and
  *                                   backstop_recheck windows, left for later
@@ -2001,6 +2004,22 @@ static int window_stopped(const char *win)
 	return 0;
 }
 
+/* Write @val into the device's own debugfs knob @knob. */
+static int dev_knob_write(const char *knob, unsigned int val)
+{
+	char path[256];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/shca/%s/%s", devname,
+		 knob);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%u\n", val) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
 static int window_set(const char *knob, unsigned int val)
 {
 	return window_write("cqe_publish", knob, val);
@@ -2601,12 +2620,14 @@ static void *db_post_fn(void *arg)
  * still says it runs: the second post makes no system call, and once
  * released the turn finds the WQE itself (doorbell_rechecks).  In
  * db_recheck it no longer does: the post rings, and the WQE runs once.
+ * The poller's windows are the same two: the turn hands the QP to a
+ * poller, which stops in poll_idle or poll_recheck when it lets the QP go.
  */
 static void db_hold_case(struct pair *p, const char *win, uint64_t id)
 {
 	struct db_post d = { p, id };
 	unsigned long long rings, rechecks, after;
-	int idle = !strcmp(win, "db_idle");
+	int idle = !!strstr(win, "idle");
 	struct ibv_wc wc;
 	pthread_t poster;
 	int held, first, second, none;
@@ -2626,7 +2647,7 @@ static void db_hold_case(struct pair *p, const char *win, uint64_t id)
 		die("db post 2");
 	/* Held: nothing ran it yet. */
 	none = !ibv_poll_cq(p->cq, 1, &wc);
-	snprintf(name, sizeof(name), "db_%s_post_%s", idle ? "idle" : "recheck",
+	snprintf(name, sizeof(name), "%s_post_%s", win,
 		 idle ? "skips_the_doorbell" : "rings");
 	CHECK(held && hw_counter("doorbells") == rings + !idle, name,
 	      "held %d, doorbells %llu -> %llu", held, rings,
@@ -2636,8 +2657,7 @@ static void db_hold_case(struct pair *p, const char *win, uint64_t id)
 	pthread_join(poster, NULL);
 	second = poll_one(p->cq, &wc) && wc.wr_id == id + 1 &&
 		 wc.status == IBV_WC_SUCCESS && !ibv_poll_cq(p->cq, 1, &wc);
-	snprintf(name, sizeof(name), "db_%s_wqe_runs_once",
-		 idle ? "idle" : "recheck");
+	snprintf(name, sizeof(name), "%s_wqe_runs_once", win);
 	/*
 	 * In db_recheck the doorbell queued a turn; the stopping one finds
 	 * the WQE too unless that turn is still queued (then it leaves it):
@@ -2656,8 +2676,18 @@ static void test_doorbell(void)
 	struct pair p;
 
 	pair_open(&p);
+	/* A turn passes the db windows only when no poller takes its QP. */
+	if (dev_knob_write("poll_us", 0))
+		die("poll_us");
 	db_hold_case(&p, "db_idle", 1);
 	db_hold_case(&p, "db_recheck", 3);
+	/* No poller is passed over: the QP goes to one. */
+	if (dev_knob_write("poll_us", 50) || dev_knob_write("poll_shun_us", 0))
+		die("poll_us");
+	db_hold_case(&p, "poll_idle", 5);
+	db_hold_case(&p, "poll_recheck", 7);
+	if (dev_knob_write("poll_shun_us", 1000))
+		die("poll_shun_us");
 	pair_close(&p);
 	traffic_ok("db_device_works_after");
 }
@@ -2918,6 +2948,9 @@ static void lazy_rings_case(int off)
 
 static void test_lazy(void)
 {
+	/* A poller holding the QP would leave nothing to defer. */
+	if (dev_knob_write("poll_us", 0))
+		die("poll_us");
 	lazy_idle_case();
 	lazy_recheck_case();
 	lazy_ring_case(0);
@@ -2925,6 +2958,8 @@ static void test_lazy(void)
 	lazy_burst_case();
 	lazy_rings_case(0);
 	lazy_rings_case(1);
+	if (dev_knob_write("poll_us", 50))
+		die("poll_us");
 	traffic_ok("lazy_device_works_after");
 }
 

@@ -688,7 +688,8 @@ struct shca_hw_cq_dbrec {
  * @sq_pi: send queue producer index, written by the driver
  * @rq_pi: receive queue producer index, written by the driver
  * @sq_running: written by the device: nonzero while a turn of the QP is
- *	executing send WQEs and will read @sq_pi again before it stops.  A
+ *	executing send WQEs, or a poller of the device holds the QP, and
+ *	will read @sq_pi again before it stops or lets the QP go.  A
  *	driver that stores @sq_pi, then a full memory barrier, then finds
  *	@sq_running set may skip the send doorbell: the device clears it,
  *	issues a full barrier and reads @sq_pi once more before it stops.

@@ -166,7 +166,7 @@ static int shca_user_doorbell(struct shca_dev *sdev, struct shca_qp *qp,
  */
 static void shca_sq_doorbell(struct shca_dev *sdev, struct shca_qp *qp)
 {
-	/* Pairs with the barrier in the model's shca_hw_req_park(). */
+	/* Pairs with the barrier in shca_hw_req_park() and the poller's. */
 	smp_mb();
 	if (READ_ONCE(qp->dbrec->sq_running)) {
 		shca_drv_count(sdev, SHCA_DRV_CNT_DB_SKIPPED, 1);

@@ -309,6 +309,8 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_RX_REJECTED]	= "rx_rejected",
 	[SHCA_CNT_BACKSTOP_ARMS]	= "backstop_arms",
 	[SHCA_CNT_BACKSTOP_KICKS]	= "backstop_kicks",
+	[SHCA_CNT_POLL_ADOPTS]		= "poll_adopts",
+	[SHCA_CNT_POLL_TURNS]		= "poll_turns",
 };
 
 /**
@@ -384,7 +386,7 @@ struct shca_hw *shca_hw_create(void)
 	hw->counters = alloc_percpu(struct shca_hw_counters);
 	if (!hw->gids || !hw->pkeys || !hw->counters || shca_hw_eq_init(hw) ||
 	    shca_hw_mcast_init(hw) || shca_hw_dm_init(hw) ||
-	    shca_hw_sched_init(hw, shca_hw_req_turn)) {
+	    shca_hw_sched_init(hw, shca_hw_req_turn) || shca_hw_poll_init(hw)) {
 		shca_hw_destroy(hw);
 		return NULL;
 	}
@@ -413,6 +415,7 @@ void shca_hw_destroy(struct shca_hw *hw)
 	shca_hw_dm_fini(hw);
 	shca_hw_mcast_fini(hw);
 	shca_hw_doorbell_fini(hw);
+	shca_hw_poll_fini(hw);
 	shca_hw_sched_fini(hw);
 	shca_hw_windows_fini(hw);
 	xa_destroy(&hw->qps);
@@ -617,6 +620,7 @@ void shca_hw_debugfs_init(struct shca_hw *hw, struct dentry *dir)
 	shca_hw_sched_debugfs(hw, dir);
 	shca_hw_qp_debugfs(hw, dir);
 	shca_hw_doorbell_debugfs(hw, dir);
+	shca_hw_poll_debugfs(hw, dir);
 	shca_hw_eq_debugfs(hw, dir);
 	shca_hw_mcast_debugfs(hw, dir);
 	shca_hw_window_debugfs(hw, dir);

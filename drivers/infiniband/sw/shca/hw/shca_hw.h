@@ -73,6 +73,12 @@ struct shca_hw;
  * @SHCA_WIN_BACKSTOP_RECHECK: the backstop has cleared the word and issued
  *	its barrier, and has not yet read the producer index; a driver
  *	posting now rings
+ * @SHCA_WIN_POLL_IDLE: an adaptive poller has let a QP go and not yet
+ *	cleared the doorbell record's sq_running; a driver posting now rings
+ *	no doorbell, and the poller must find the WQE
+ * @SHCA_WIN_POLL_RECHECK: the poller has cleared sq_running and issued
+ *	its barrier, and has not yet read the producer index again; a
+ *	driver posting now rings
  * @SHCA_WIN_NUM: number of windows
  */
 enum shca_hw_window_id {
@@ -89,6 +95,8 @@ enum shca_hw_window_id {
 	SHCA_WIN_SRQ_RESIZE,
 	SHCA_WIN_BACKSTOP_IDLE,
 	SHCA_WIN_BACKSTOP_RECHECK,
+	SHCA_WIN_POLL_IDLE,
+	SHCA_WIN_POLL_RECHECK,
 	SHCA_WIN_NUM,
 };
 

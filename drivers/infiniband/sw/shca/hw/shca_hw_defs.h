@@ -932,6 +932,10 @@ struct shca_hw_odp_fault {
  * @SHCA_CNT_BACKSTOP_ARMS: send doorbells that armed a lazy QP's backstop
  * @SHCA_CNT_BACKSTOP_KICKS: turns the backstop queued for send WQEs a lazy
  *	driver left unrung
+ * @SHCA_CNT_POLL_ADOPTS: QPs a turn handed to an adaptive poller, with
+ *	sq_running left set, when it found their send queue empty
+ * @SHCA_CNT_POLL_TURNS: turns a poller ran for WQEs posted with no
+ *	doorbell while it held the QP
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -964,6 +968,8 @@ enum shca_hw_counter {
 	SHCA_CNT_RX_REJECTED,
 	SHCA_CNT_BACKSTOP_ARMS,
 	SHCA_CNT_BACKSTOP_KICKS,
+	SHCA_CNT_POLL_ADOPTS,
+	SHCA_CNT_POLL_TURNS,
 	SHCA_CNT_NUM,
 };
 

@@ -43,6 +43,7 @@
  *   shca_hw_mpt.lock,        mem, resp   leaves
  *   shca_atomic_lock,
  *   shca_hw.backstop_lock    doorbell
+ *   shca_hw_poller.lock      poll
  *
  * Spinlocks are all taken with interrupts off: doorbells and polling may
  * come from any context. CQEs are written with no spinlock held, as the
@@ -139,13 +140,28 @@ struct seq_file;
 struct shca_hw_qp;
 
 /**
+ * enum shca_hw_turn_by - who runs a QP's turn
+ * @SHCA_HW_TURN_UNIT: an execution unit, for a doorbell, a state change
+ *	or a retry timer
+ * @SHCA_HW_TURN_CALLER: a doorbell's caller, in its own context
+ * @SHCA_HW_TURN_POLLER: the adaptive poller that holds the QP
+ *	(shca_hw_poll.c): sq_running stays set when the turn stops
+ */
+enum shca_hw_turn_by {
+	SHCA_HW_TURN_UNIT,
+	SHCA_HW_TURN_CALLER,
+	SHCA_HW_TURN_POLLER,
+};
+
+/**
  * typedef shca_hw_turn_fn - what a QP's turn runs
  * @qp: the QP, its turn_mutex held
- * @caller: run by a doorbell's caller, not by an execution unit
+ * @by: who runs it
  *
  * Return: true if work is left: the turn goes back in the queue.
  */
-typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp, bool caller);
+typedef bool (*shca_hw_turn_fn)(struct shca_hw_qp *qp,
+				enum shca_hw_turn_by by);
 
 /*
  * The MPT table's mark on a type 2 window bound to a QP (XA_MARK_0 is the
@@ -422,6 +438,8 @@ struct shca_hw_route {
  * @backstop_node: in the device's armed list while its lazy doorbells'
  *	backstop is armed, or in a sweep's list while one serves it
  *	(shca_hw_doorbell.c); empty otherwise
+ * @poller: the adaptive poller that holds it, or NULL (shca_hw_poll.c)
+ * @poll_node: in @poller's watch list while it has one
  * @ev: its affiliated events in the EQ
  * @route: the route its last message took, for its turn's next one
  */
@@ -460,6 +478,12 @@ struct shca_hw_qp {
 	struct delayed_work engine;
 	struct list_head backstop_node;	/* in shca_hw.backstop_armed or
 					 * a sweep's list; backstop_lock
+					 */
+	struct shca_hw_poller *poller;	/* set and cleared under turn_mutex
+					 * and the poller's lock
+					 */
+	struct list_head poll_node;	/* in the poller's watch list;
+					 * the poller's lock
 					 */
 	struct shca_hw_evsrc ev;
 	struct shca_hw_route route;
@@ -589,6 +613,10 @@ struct shca_hw_eq {
  *	@backstop_work when the period is over
  * @backstop_work: the sweep, on the execution units' workqueue
  * @backstop_us: the backstop's period in microseconds; 0 arms none
+ * @poll_wq: where the adaptive pollers run, one work item per CPU
+ * @pollers: the pollers, by CPU (nr_cpu_ids of them)
+ * @poll_us: the longest a poller polls with no work; 0 turns them off
+ * @poll_shun_us: how long a poller that found its CPU busy is passed over
  * @eqs: the event queues and their vectors, @caps->max_eq of them, or
  *	NULL if the device could not allocate them
  * @eq_limit: a test knob: each EQ counts as full at this many
@@ -642,6 +670,10 @@ struct shca_hw {
 	struct hrtimer backstop_timer;
 	struct work_struct backstop_work;
 	u32 backstop_us;
+	struct workqueue_struct *poll_wq;
+	struct shca_hw_poller *pollers;
+	u32 poll_us;
+	u32 poll_shun_us;
 
 	struct shca_hw_eq *eqs;
 	u32 eq_limit;
@@ -664,6 +696,55 @@ static inline void shca_hw_backstop_forget(struct shca_hw_qp *qp)
 	spin_lock_irqsave(&qp->hw->backstop_lock, flags);
 	list_del_init(&qp->backstop_node);
 	spin_unlock_irqrestore(&qp->hw->backstop_lock, flags);
+}
+
+/**
+ * struct shca_hw_poller - an adaptive poller: the execution unit of one CPU
+ *	that keeps serving QPs whose send queues went empty
+ * @hw: the device
+ * @cpu: the CPU its work item is queued on
+ * @work: its run, on @hw->poll_wq
+ * @lock: guards @watch, @nr and the watched QPs' poll_node
+ * @watch: the QPs it holds, with sq_running set (shca_hw_qp.poll_node)
+ * @nr: how many
+ * @window_ns: how long it polls with no work before it lets its QPs go;
+ *	adapts between SHCA_HW_POLL_MIN_NS and the device's poll_us; only
+ *	the poller's run uses it
+ * @shun_until: it found its CPU busy: no turn hands it a QP before this
+ *	time (ktime_get_ns()) unless it holds one already
+ * @shun_us: how long it was passed over the last time, 0 once it served
+ *	work; only the poller's run uses it
+ */
+struct shca_hw_poller {
+	struct shca_hw *hw;
+	int cpu;
+	struct work_struct work;
+	spinlock_t lock;	/* guards the watch list */
+	struct list_head watch;
+	u32 nr;
+	u64 window_ns;
+	u64 shun_until;
+	u32 shun_us;
+};
+
+/*
+ * A QP being fenced leaves its poller, under its turn_mutex, so that no
+ * poller runs its turn again (shca_hw_poll.c).  The driver's next post
+ * after a fence rings: modify out of RESET clears sq_running.
+ */
+static inline void shca_hw_poll_forget(struct shca_hw_qp *qp)
+{
+	struct shca_hw_poller *p = qp->poller;
+	unsigned long flags;
+
+	lockdep_assert_held(&qp->turn_mutex);
+	if (!p)
+		return;
+	spin_lock_irqsave(&p->lock, flags);
+	list_del_init(&qp->poll_node);
+	p->nr--;
+	qp->poller = NULL;
+	spin_unlock_irqrestore(&p->lock, flags);
 }
 
 static inline void shca_hw_count(struct shca_hw *hw, enum shca_hw_counter c)
@@ -714,6 +795,23 @@ static inline u32 shca_hw_wq_posted(u32 pi, u32 ci, u32 log_depth)
 void shca_hw_doorbell_init(struct shca_hw *hw);
 void shca_hw_doorbell_fini(struct shca_hw *hw);
 void shca_hw_doorbell_debugfs(struct shca_hw *hw, struct dentry *dir);
+
+/*
+ * The adaptive pollers: the longest idle window (and the default), the
+ * shortest, how long a poller that found its CPU busy is passed over (the
+ * default, and the most), and how many times that a poller found busy
+ * again and again is passed over at most.
+ */
+#define SHCA_HW_POLL_MIN_NS	2000
+#define SHCA_HW_POLL_SHUN_US	1000
+#define SHCA_HW_POLL_MAX_SHUN_US	1000000
+#define SHCA_HW_POLL_SHUN_MAX_X		128
+
+/* shca_hw_poll.c: the adaptive pollers */
+int shca_hw_poll_init(struct shca_hw *hw);
+void shca_hw_poll_fini(struct shca_hw *hw);
+void shca_hw_poll_debugfs(struct shca_hw *hw, struct dentry *dir);
+bool shca_hw_poll_adopt(struct shca_hw_qp *qp, enum shca_hw_turn_by by);
 
 /* shca_hw_sched.c: schedules turns; calls nothing above it */
 void shca_hw_sched_debugfs(struct shca_hw *hw, struct dentry *dir);
@@ -1106,6 +1204,6 @@ u8 shca_hw_respond(struct shca_hw_qp *qp, struct shca_hw_msg *m,
 		   struct shca_hw_result *res);
 
 /* shca_hw_req.c */
-bool shca_hw_req_turn(struct shca_hw_qp *qp, bool caller);
+bool shca_hw_req_turn(struct shca_hw_qp *qp, enum shca_hw_turn_by by);
 
 #endif /* SHCA_HW_INT_H */

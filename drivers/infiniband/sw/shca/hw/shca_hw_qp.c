@@ -182,6 +182,7 @@ enum shca_hw_status shca_hw_cmd_create_qp(struct shca_hw *hw,
 	spin_lock_init(&qp->lock);
 	shca_hw_sched_qp_init(qp);
 	INIT_LIST_HEAD(&qp->backstop_node);
+	INIT_LIST_HEAD(&qp->poll_node);
 	qp->attr.state = SHCA_QPS_RESET;
 	qp->attr.mtu = 1024;
 	qp->sq.ring = in->sq.ring;
@@ -412,8 +413,12 @@ static bool shca_hw_qp_transition_ok(u32 type, u32 cur, u32 next)
 static void shca_hw_qp_fence(struct shca_hw_qp *qp)
 {
 	shca_hw_sched_cancel(qp);
-	/* A doorbell may be running the turn in its caller's context. */
+	/*
+	 * A doorbell may be running the turn in its caller's context, or a
+	 * poller: after it, no poller holds the QP.
+	 */
 	mutex_lock(&qp->turn_mutex);
+	shca_hw_poll_forget(qp);
 	mutex_unlock(&qp->turn_mutex);
 	mutex_lock(&qp->resp_mutex);
 	mutex_unlock(&qp->resp_mutex);

@@ -508,20 +508,24 @@ static bool shca_hw_req_park(struct shca_hw_qp *qp)
 /**
  * shca_hw_req_turn() - run a QP's turn
  * @qp: the QP, its turn_mutex held
- * @caller: run by a doorbell's caller, not by an execution unit: it moves
- *	no more than SHCA_HW_RUN_BYTES of payload, so that large transfers
- *	still overlap with the process that posts them
+ * @by: who runs it.  A doorbell's caller moves no more than
+ *	SHCA_HW_RUN_BYTES of payload, so that large transfers still overlap
+ *	with the process that posts them.
  *
  * Runs up to a budget of WQEs.  While it executes them, the doorbell
  * record says so (sq_running), and WQEs posted meanwhile are taken on
- * without a doorbell; before it stops, it looks for them once more
- * (shca_hw_req_park()).
+ * without a doorbell.  When the send queue is empty, an adaptive poller
+ * may take the QP over with sq_running still set (shca_hw_poll_adopt());
+ * otherwise the turn looks for WQEs once more before it stops
+ * (shca_hw_req_park()).  A poller's own turn just stops: the poller
+ * goes on looking.
  *
  * Return: true if work is left (the budget ran out, or the caller handed
  * over): the turn goes back in the queue, yielding the unit to other QPs.
  */
-bool shca_hw_req_turn(struct shca_hw_qp *qp, bool caller)
+bool shca_hw_req_turn(struct shca_hw_qp *qp, enum shca_hw_turn_by by)
 {
+	bool caller = by == SHCA_HW_TURN_CALLER;
 	u64 bytes = SHCA_HW_RUN_BYTES;
 	bool handover = false;
 	int budget;
@@ -532,6 +536,8 @@ bool shca_hw_req_turn(struct shca_hw_qp *qp, bool caller)
 			continue;
 		if (handover)
 			return true;
+		if (by == SHCA_HW_TURN_POLLER || shca_hw_poll_adopt(qp, by))
+			return false;
 		if (!shca_hw_req_park(qp))
 			return false;
 	}

@@ -32,7 +32,7 @@ static void shca_hw_sched_run(struct work_struct *work)
 	bool more;
 
 	mutex_lock(&qp->turn_mutex);
-	more = qp->hw->turn(qp, false);
+	more = qp->hw->turn(qp, SHCA_HW_TURN_UNIT);
 	mutex_unlock(&qp->turn_mutex);
 	if (more)
 		shca_hw_sched_kick(qp);
@@ -152,7 +152,7 @@ void shca_hw_sched_run_here(struct shca_hw_qp *qp)
 	    mutex_trylock(&qp->turn_mutex)) {
 		if (!delayed_work_pending(&qp->engine)) {
 			shca_hw_count(hw, SHCA_CNT_DOORBELL_RUNS);
-			if (hw->turn(qp, true))
+			if (hw->turn(qp, SHCA_HW_TURN_CALLER))
 				shca_hw_sched_kick(qp);
 			mutex_unlock(&qp->turn_mutex);
 			return;

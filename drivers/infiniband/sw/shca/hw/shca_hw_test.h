@@ -68,6 +68,15 @@ u32 shca_hw_engine_steps_left(struct shca_hw *hw);
 int shca_hw_set_backstop_us(struct shca_hw *hw, u32 us);
 u32 shca_hw_backstop_armed(struct shca_hw *hw);
 
+/*
+ * The adaptive pollers (shca_hw_poll.c), and their longest idle window,
+ * which is the default
+ */
+#define SHCA_HW_POLL_MAX_US	50
+int shca_hw_set_poll_us(struct shca_hw *hw, u32 us);
+int shca_hw_set_poll_shun_us(struct shca_hw *hw, u32 us);
+u32 shca_hw_poll_held(struct shca_hw *hw);
+
 /* The QP context table (shca_hw_qp.c) */
 int shca_hw_set_next_qpn(struct shca_hw *hw, u32 qpn);
 u32 shca_hw_next_qpn(struct shca_hw *hw);

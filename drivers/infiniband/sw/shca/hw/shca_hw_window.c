@@ -28,8 +28,9 @@
  * Lock order: none of its own.  A pass sleeps with no spinlock held; the
  * CQE publish window is passed with the CQ's write_mutex held, the
  * memory access window with the responder's resp_mutex, the multicast
- * delivery, both doorbell windows and the ODP defer window with only the
- * QP's turn_mutex, the CQ resize and both backstop windows with no lock.
+ * delivery, both doorbell windows, both poller windows and the ODP defer
+ * window with only the QP's turn_mutex, the CQ resize and both backstop
+ * windows with no lock.
  */
 #include <kunit/visibility.h>
 #include <linux/debugfs.h>
@@ -59,6 +60,8 @@ static const char * const shca_hw_window_names[SHCA_WIN_NUM] = {
 	[SHCA_WIN_SRQ_RESIZE]	= "srq_resize",
 	[SHCA_WIN_BACKSTOP_IDLE] = "backstop_idle",
 	[SHCA_WIN_BACKSTOP_RECHECK] = "backstop_recheck",
+	[SHCA_WIN_POLL_IDLE]	= "poll_idle",
+	[SHCA_WIN_POLL_RECHECK]	= "poll_recheck",
 };
 
 /**
