@@ -312,10 +312,8 @@ int shca_hw_poll_init(struct shca_hw *hw)
 {
 	int cpu;
 
-	/* Long-running work: it does not hold up the CPU's other work. */
-	hw->poll_wq = alloc_workqueue("shca_poll", WQ_CPU_INTENSIVE, 0);
 	hw->pollers = kcalloc(nr_cpu_ids, sizeof(*hw->pollers), GFP_KERNEL);
-	if (!hw->poll_wq || !hw->pollers)
+	if (!hw->pollers)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct shca_hw_poller *p = &hw->pollers[cpu];
@@ -329,7 +327,9 @@ int shca_hw_poll_init(struct shca_hw *hw)
 	}
 	hw->poll_us = SHCA_HW_POLL_MAX_US;
 	hw->poll_shun_us = SHCA_HW_POLL_SHUN_US;
-	return 0;
+	/* Long-running work: it does not hold up the CPU's other work. */
+	hw->poll_wq = alloc_workqueue("shca_poll", WQ_CPU_INTENSIVE, 0);
+	return hw->poll_wq ? 0 : -ENOMEM;
 }
 
 /**
