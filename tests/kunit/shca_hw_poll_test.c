@@ -2,10 +2,11 @@
 /*
  * KUnit: the adaptive pollers (shca_hw_poll).
  *
- * A kernel RDMA WRITE's doorbell queues its QP's turn on an execution
- * unit, which runs it and, finding the send queue empty, hands the QP to
- * its own CPU's poller with sq_running left set; the device passes no
- * poller over (poll_shun_us 0), so the QP always goes.  The driver then
+ * The pollers are off by default; each case turns them on.  A kernel
+ * RDMA WRITE's doorbell queues its QP's turn on an execution unit, which
+ * runs it and, finding the send queue empty, hands the QP to its own
+ * CPU's poller with sq_running left set; the device passes no poller
+ * over (poll_shun_us 0), so the QP always goes.  The driver then
  * skips the doorbell of every post (db_skipped).  The held cases stop
  * the poller as it lets the QP go, in each of its two windows (poll_idle:
  * sq_running still set; poll_recheck: cleared, the index not yet read
@@ -43,6 +44,7 @@ static struct shca_hw_window *shca_test_poll_start(struct kunit *test,
 	shca_test_pair(test, a, b, IB_QPT_RC, 8);
 	shca_test_connect(test, a, b);
 	hw = to_shca_dev(a->dev)->hw;
+	shca_test_poll_set(test, hw, SHCA_HW_POLL_MAX_US);
 	KUNIT_ASSERT_EQ(test, 0, shca_hw_set_poll_shun_us(hw, 0));
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test,

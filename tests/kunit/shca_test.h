@@ -203,6 +203,7 @@ void shca_test_hw_qp_rts(struct kunit *test, struct shca_hw *hw, u32 qpn);
 void shca_test_hw_post_bad_send(struct shca_test_hw_qp *t, u32 idx);
 bool shca_test_hw_cqe_written(struct shca_test_hw_qp *t, u32 idx);
 void shca_test_poll_off(struct kunit *test, struct shca_hw *hw);
+void shca_test_poll_set(struct kunit *test, struct shca_hw *hw, u32 us);
 
 /**
  * struct shca_test_stall - a command that waits, and a bystander beside it

@@ -1068,25 +1068,36 @@ bool shca_test_hw_cqe_written(struct shca_test_hw_qp *t, u32 idx)
 	return false;
 }
 
-static void shca_test_poll_on(void *hw)
+static void shca_test_poll_default(void *hw)
 {
-	shca_hw_set_poll_us(hw, SHCA_HW_POLL_MAX_US);
+	shca_hw_set_poll_us(hw, SHCA_HW_POLL_DEFAULT_US);
 }
 
 /**
  * shca_test_poll_off() - turn a model's adaptive pollers off for a test
- * @test: the test; the pollers are on again when it ends
+ * @test: the test; the pollers are back to the default when it ends
  * @hw: the model
  *
  * For tests of a stopping turn's own second look (the db_idle and
  * db_recheck windows), which a turn passes only when no poller takes its
- * QP.
+ * QP: they hold whatever the default is.
  */
 void shca_test_poll_off(struct kunit *test, struct shca_hw *hw)
 {
-	KUNIT_ASSERT_EQ(test, 0, shca_hw_set_poll_us(hw, 0));
+	shca_test_poll_set(test, hw, 0);
+}
+
+/**
+ * shca_test_poll_set() - set a model's pollers' idle window for a test
+ * @test: the test; the pollers are back to the default when it ends
+ * @hw: the model
+ * @us: the window; 0 turns them off
+ */
+void shca_test_poll_set(struct kunit *test, struct shca_hw *hw, u32 us)
+{
+	KUNIT_ASSERT_EQ(test, 0, shca_hw_set_poll_us(hw, us));
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-							   shca_test_poll_on,
+							   shca_test_poll_default,
 							   hw));
 }
 

@@ -18,7 +18,8 @@
  * either the driver sees the bit clear and rings, or the poller sees its
  * WQE and queues the QP's turn.  The idle window adapts: halved whenever
  * it ran out, doubled when work came in its second half, between
- * SHCA_HW_POLL_MIN_NS and poll_us (debugfs, at most SHCA_HW_POLL_MAX_US).
+ * SHCA_HW_POLL_MIN_NS and poll_us (debugfs, at most SHCA_HW_POLL_MAX_US; 0,
+ * the default, turns the pollers off).
  * A poller that found its CPU busy is passed over for poll_shun_us (1 ms
  * by default; tests that must know where a QP goes set 0), and twice as
  * long each time in a row, until it serves work again.
@@ -325,7 +326,7 @@ int shca_hw_poll_init(struct shca_hw *hw)
 		INIT_LIST_HEAD(&p->watch);
 		p->window_ns = (u64)SHCA_HW_POLL_MAX_US * NSEC_PER_USEC;
 	}
-	hw->poll_us = SHCA_HW_POLL_MAX_US;
+	hw->poll_us = SHCA_HW_POLL_DEFAULT_US;
 	hw->poll_shun_us = SHCA_HW_POLL_SHUN_US;
 	/* Long-running work: it does not hold up the CPU's other work. */
 	hw->poll_wq = alloc_workqueue("shca_poll", WQ_CPU_INTENSIVE, 0);

@@ -69,10 +69,11 @@ int shca_hw_set_backstop_us(struct shca_hw *hw, u32 us);
 u32 shca_hw_backstop_armed(struct shca_hw *hw);
 
 /*
- * The adaptive pollers (shca_hw_poll.c), and their longest idle window,
- * which is the default
+ * The adaptive pollers (shca_hw_poll.c): their longest idle window, and
+ * the default, off
  */
 #define SHCA_HW_POLL_MAX_US	50
+#define SHCA_HW_POLL_DEFAULT_US	0
 int shca_hw_set_poll_us(struct shca_hw *hw, u32 us);
 int shca_hw_set_poll_shun_us(struct shca_hw *hw, u32 us);
 u32 shca_hw_poll_held(struct shca_hw *hw);
