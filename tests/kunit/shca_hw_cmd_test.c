@@ -534,7 +534,7 @@ static void shca_test_user_qp_wqe_refused(struct kunit *test)
 	struct shca_hw_qp_dbrec *db;
 	struct shca_test_hw_qp t;
 	struct shca_hw_cqe *ring;
-	u32 cqn, qpn, state;
+	u32 cqn, qpn;
 	u64 *pbl;
 	int i;
 
@@ -546,13 +546,7 @@ static void shca_test_user_qp_wqe_refused(struct kunit *test)
 	db = t.db;
 	cqn = t.cqn;
 	qpn = t.qpn;
-	for (state = SHCA_QPS_INIT; state <= SHCA_QPS_RTS; state++) {
-		cmd = (struct shca_hw_cmd){ .opcode = SHCA_CMD_MODIFY_QP,
-					    .index = qpn,
-					    .mask = SHCA_QP_ATTR_STATE,
-					    .in.qp_attr.state = state };
-		KUNIT_ASSERT_EQ(test, SHCA_HW_OK, shca_hw_exec(hw, &cmd));
-	}
+	shca_test_hw_qp_rts(test, hw, qpn);
 
 	sq[0].opcode = c->opcode;
 	sq[0].flags = SHCA_WQE_F_SIGNALED;
