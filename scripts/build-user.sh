@@ -12,6 +12,8 @@
 #                      every completion it expects
 #   fault_step         one create with its Nth allocation failed, for the
 #                      fault_alloc integration test
+#   syscall_cost       the time of one system call in this boot, for
+#                      make bench
 # Warnings fail the build, as they do for the kernel module.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -49,3 +51,5 @@ gcc "${cflags[@]}" -Wno-unused-parameter -I"$build/include" -I"$src" \
 gcc "${cflags[@]}" -I"$build/include" "$SHCA_TOP/tests/user/fault_step.c" \
 	-L"$build/lib" -Wl,-rpath,"$build/lib" -libverbs \
 	-o "$SHCA_TOP/out/user/fault_step"
+gcc "${cflags[@]}" "$SHCA_TOP/tests/user/syscall_cost.c" \
+	-o "$SHCA_TOP/out/user/syscall_cost"

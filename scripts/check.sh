@@ -183,7 +183,7 @@ fi
 # check, not in the quick loops of make kunit and make itest.
 if [ $do_lint -eq 1 ]; then
 	phase "host: the parsers' self-tests"
-	for t in ktap kunit_results skips ktap_check; do
+	for t in ktap kunit_results skips ktap_check bench_report; do
 		"$SHCA_TOP/tests/host/$t.sh" > "$SHCA_TOP/out/host-$t.ktap" 2>&1
 		ktap_parse "host: ${t//_/-} " "$SHCA_TOP/out/host-$t.ktap" $?
 	done

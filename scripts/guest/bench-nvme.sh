@@ -3,14 +3,16 @@
 # shellcheck disable=SC2154 # $dir and $smoke are bench.sh's, which sources this
 # The NVMe over RDMA part of the bench, sourced by scripts/guest/bench.sh
 # with its devices up (shca_b on 10.21.0.1, rxe_b on 10.22.0.1) and its
-# $dir, $log, $smoke and note(); appends two rows to $dir/perftest.csv.
+# $dir, $log, $smoke and note(): sets the target up; each nvme_round
+# appends two rows to $dir/perftest.csv, and nvme_cleanup takes it down.
 . "$SHCA_TOP/tests/nvme_lib.sh"
 # nvmet-rdma and nvme-rdma in loopback on each device in turn, on a
 # memory-backed null_blk namespace written once beforehand: fio's 4 KiB
 # random reads at queue depth 32 (kIOPS) and 128 KiB sequential reads at
 # queue depth 16 (MB/s), one job, libaio, O_DIRECT, over an I/O queue per
 # vCPU (a plain connect's: both devices have a completion vector per CPU),
-# for $nvme_secs seconds each (after a second's ramp).
+# for $nvme_secs seconds each (after a second's ramp).  The namespace is
+# written in the first round only.
 nvme_need
 nvme_modules
 export NVME_QUEUES=default
@@ -32,25 +34,29 @@ print(r["iops"], r["bw_bytes"])' "$out"
 }
 declare -A nvme_addr=([shca_b]=10.21.0.1 [rxe_b]=10.22.0.1)
 declare -A nvme_iops nvme_bw
-for dev in shca_b rxe_b; do
-	nvme_port_up "${nvme_addr[$dev]}" 2
-	nvme_connect "${nvme_addr[$dev]}" > /dev/null
-	disk=$(nvme_wait_disk)
-	n=$(rc_qps "$dev" nvme_rdma)
-	[ "$n" -ge 2 ] || fail "NVMe over $dev: $n host QPs on $dev"
-	fio --name=fill --filename="$disk" --ioengine=libaio --direct=1 \
-		--rw=write --bs=128k --iodepth=16 > /dev/null 2>> "$log" ||
-		fail "fio could not fill $disk"
-	out=$(nvme_fio "$disk" randread 4k 32) || exit 1
-	read -r iops _ <<< "$out"
-	out=$(nvme_fio "$disk" read 128k 16) || exit 1
-	read -r _ bw <<< "$out"
-	nvme_iops[$dev]=$(awk -v x="$iops" 'BEGIN { printf "%.2f", x / 1000 }')
-	nvme_bw[$dev]=$(awk -v x="$bw" 'BEGIN { printf "%.2f", x / 1e6 }')
-	nvme_disconnect
-	nvme_port_down 2
-	note "nvme over $dev ($((n - 1)) I/O queues): 4 KiB random read ${nvme_iops[$dev]} kIOPS, 128 KiB read ${nvme_bw[$dev]} MB/s"
-done
-echo "nvme_randread,4096,$((n - 1)),kIOPS,${nvme_iops[shca_b]},${nvme_iops[rxe_b]},," >> "$dir/perftest.csv"
-echo "nvme_seqread,131072,$((n - 1)),MB/s,${nvme_bw[shca_b]},${nvme_bw[rxe_b]},," >> "$dir/perftest.csv"
-nvme_cleanup
+# nvme_round: both devices, one after the other; $round is bench.sh's.
+nvme_round() {
+	local dev disk n out iops bw
+	for dev in shca_b rxe_b; do
+		nvme_port_up "${nvme_addr[$dev]}" 2
+		nvme_connect "${nvme_addr[$dev]}" > /dev/null
+		disk=$(nvme_wait_disk)
+		n=$(rc_qps "$dev" nvme_rdma)
+		[ "$n" -ge 2 ] || fail "NVMe over $dev: $n host QPs on $dev"
+		[ "$round" -gt 1 ] ||
+			fio --name=fill --filename="$disk" --ioengine=libaio \
+				--direct=1 --rw=write --bs=128k --iodepth=16 \
+				> /dev/null 2>> "$log" || fail "fio could not fill $disk"
+		out=$(nvme_fio "$disk" randread 4k 32) || exit 1
+		read -r iops _ <<< "$out"
+		out=$(nvme_fio "$disk" read 128k 16) || exit 1
+		read -r _ bw <<< "$out"
+		nvme_iops[$dev]=$(awk -v x="$iops" 'BEGIN { printf "%.2f", x / 1000 }')
+		nvme_bw[$dev]=$(awk -v x="$bw" 'BEGIN { printf "%.2f", x / 1e6 }')
+		nvme_disconnect
+		nvme_port_down 2
+		note "round $round: nvme over $dev ($((n - 1)) I/O queues): 4 KiB random read ${nvme_iops[$dev]} kIOPS, 128 KiB read ${nvme_bw[$dev]} MB/s"
+	done
+	echo "nvme_randread,4096,$((n - 1)),kIOPS,${nvme_iops[shca_b]},${nvme_iops[rxe_b]},,,$round" >> "$dir/perftest.csv"
+	echo "nvme_seqread,131072,$((n - 1)),MB/s,${nvme_bw[shca_b]},${nvme_bw[rxe_b]},,,$round" >> "$dir/perftest.csv"
+}

@@ -3,7 +3,7 @@
 #
 # The benchmark run inside the guest (make bench, and the smoke test).
 #
-#   bench.sh [--smoke] [--scaling] [DIR]
+#   bench.sh [--smoke] [--scaling] [--rounds N] [DIR]
 #
 # perftest on shca and on rdma_rxe, one after the other, each in loopback
 # on one device over a dummy netdev, and NVMe over RDMA (fio on nvme-rdma
@@ -13,21 +13,28 @@
 # scripts/bench-report.sh turns them into the table and the plots.
 # --smoke runs every step with tiny counts: it shows that the bench works,
 # not how fast anything is.  --scaling runs only verbs_rate's QP scaling
-# rows (scaling.csv), for a boot with another number of vCPUs.
+# rows (scaling.csv), for a boot with another number of vCPUs.  --rounds
+# N (default 5, and 1 for --smoke) runs every timed step N times, the
+# rounds one after the other, each row marked with its round, so that
+# scripts/bench-report.sh can give each figure's median, minimum and
+# maximum.  The sweep (which takes a median itself) and the memory
+# figures are taken once.
 set -euo pipefail
 . "$SHCA_TOP/scripts/guest/lib.sh"
 . "$SHCA_TOP/tests/lib.sh"
 
-smoke=0
-if [ "${1:-}" = --smoke ]; then
-	smoke=1
+smoke=0 scaling_only=0 rounds=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--smoke) smoke=1 ;;
+	--scaling) scaling_only=1 ;;
+	--rounds) rounds=${2:?--rounds needs a count}; shift ;;
+	*) break ;;
+	esac
 	shift
-fi
-scaling_only=0
-if [ "${1:-}" = --scaling ]; then
-	scaling_only=1
-	shift
-fi
+done
+[ -n "$rounds" ] || rounds=$((smoke ? 1 : 5))
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || fail "bench.sh: --rounds $rounds is not a count"
 dir=${1:-$SHCA_OUT/bench}
 mkdir -p "$dir"
 log=$dir/log
@@ -80,41 +87,49 @@ gid[rxe_b]=$(gid_index rxe_b 0a16:0001)
 vr=$SHCA_TOP/out/user/verbs_rate
 [ -x "$vr" ] || fail "no $vr; run scripts/build-user.sh"
 n_rate=$((smoke ? 1600 : 40000))
-# rate DEV QPS COUNT: one run on DEV, COUNT writes per QP, on CPU 1 where
-# there is one; prints Mpps and the busy CPU microseconds per message,
-# which verbs_rate measures over its timed loop only (no start-up in it,
+# rate DEV QPS COUNT THREADS: one run on DEV, COUNT writes per QP; one
+# posting thread runs on CPU 1 where there is one, more on a CPU each;
+# prints Mpps and the busy CPU microseconds per message, which
+# verbs_rate measures over its timed loop only (no start-up in it,
 # unlike perftest's rows).
 rate() {
-	taskset -c $(($(nproc) > 1 ? 1 : 0)) "$vr" "$1" "${gid[$1]}" \
-		"$3" 64 "$2" | tee -a "$log" |
+	local cpus=$(($(nproc) > 1 ? 1 : 0))
+	[ "$4" -eq 1 ] || cpus=0-$(($(nproc) - 1))
+	taskset -c "$cpus" "$vr" "$1" "${gid[$1]}" "$3" 64 "$2" "$4" |
+		tee -a "$log" |
 		awk '/ Mpps$/ { m = $(NF - 1) } / us\/msg$/ { c = $(NF - 1) }
 		     END { if (m == "") exit 1; print m, c == "" ? "nan" : c }'
 }
 # QP scaling: the rate with 1, 8 and 64 QPs on one CQ, the same loop on
-# one CPU.  Beyond one QP the run posts 8 x n_rate writes in all, shared
-# by the QPs (a multiple of verbs_rate's signalling interval, 16), so
-# that 64 QPs take no longer than 8.  Every row goes to scaling.csv with
-# the boot's vCPU count; perftest.csv has the verbs_rate rows of a full
-# run's boot.
+# one CPU, then 8 and 64 QPs shared by a posting thread per vCPU (each
+# with a CQ of its own).  Beyond one QP the run posts 8 x n_rate writes
+# in all, shared by the QPs (a multiple of verbs_rate's signalling
+# interval, 16), so that 64 QPs take no longer than 8.  Every row goes
+# to scaling.csv with the boot's vCPU count and the round; perftest.csv
+# has the one-thread verbs_rate rows of a full run's boot.
+echo "vcpus,qps,shca,rxe,shca_cpu,rxe_cpu,threads,round" > "$dir/scaling.csv"
 scaling() {
-	local q n s r sc rc
-	echo "vcpus,qps,shca,rxe,shca_cpu,rxe_cpu" > "$dir/scaling.csv"
-	for q in 1 8 64; do
+	local q t qt n s r sc rc runs=("1 1" "8 1" "64 1")
+	[ "$(nproc)" -eq 1 ] || runs+=("8 $(nproc)" "64 $(nproc)")
+	for qt in "${runs[@]}"; do
+		read -r q t <<< "$qt"
 		n=$n_rate
 		[ "$q" -eq 1 ] || n=$((8 * n_rate / q / 16 * 16))
-		read -r s sc <<< "$(rate shca_b $q $n)" ||
+		read -r s sc <<< "$(rate shca_b "$q" "$n" "$t")" ||
 			fail "verbs_rate on shca_b failed"
-		read -r r rc <<< "$(rate rxe_b $q $n)" ||
+		read -r r rc <<< "$(rate rxe_b "$q" "$n" "$t")" ||
 			fail "verbs_rate on rxe_b failed"
 		[ -n "$s" ] && [ -n "$r" ] || fail "verbs_rate gave no figure"
-		note "verbs_rate 64 B, $q QP, $(nproc) vCPUs: shca $s, rxe $r Mpps; CPU us/msg shca $sc, rxe $rc"
-		echo "$(nproc),$q,$s,$r,$sc,$rc" >> "$dir/scaling.csv"
-		[ $scaling_only -eq 1 ] ||
-			echo "verbs_rate,64,$q,Mpps,$s,$r,$sc,$rc" >> "$dir/perftest.csv"
+		note "round $round: verbs_rate 64 B, $q QP, $t threads, $(nproc) vCPUs: shca $s, rxe $r Mpps; CPU us/msg shca $sc, rxe $rc"
+		echo "$(nproc),$q,$s,$r,$sc,$rc,$t,$round" >> "$dir/scaling.csv"
+		[ $scaling_only -eq 1 ] || [ "$t" -ne 1 ] ||
+			echo "verbs_rate,64,$q,Mpps,$s,$r,$sc,$rc,$round" >> "$dir/perftest.csv"
 	done
 }
 if [ $scaling_only -eq 1 ]; then
-	scaling
+	for ((round = 1; round <= rounds; round++)); do
+		scaling
+	done
 	rdma link del shca_b
 	rdma link del rxe_b
 	rmmod shca_kbench
@@ -238,50 +253,63 @@ perf() {
 # much; verbs_rate's rows time the loop alone.  The two processes poll,
 # so this is at least the wall time twice over; a device that runs work
 # on a spare CPU shows it here.
-# The yardstick for bandwidth: the kernel's own memcpy() of 64 KiB, the
-# routine the device copies payloads with, in this boot, on the vCPU the
-# clients run on (shca_kbench's copy; MiB/s, the unit of perftest's
-# MB/sec).  The report gives shca's 64 KiB bandwidths as a share of it,
-# and beside it memmove()'s rate and a bare REP MOVSB's: what the CPU
-# model charges for the string instruction.
+# The yardsticks, taken in every round on the vCPU the clients run on:
+# for bandwidth, the kernel's own memcpy() of 64 KiB, the routine the
+# device copies payloads with (shca_kbench's copy; MiB/s, the unit of
+# perftest's MB/sec), and beside it memmove()'s rate and a bare REP
+# MOVSB's, what the CPU model charges for the string instruction; for a
+# message's fixed cost, one system call (syscall_cost's getppid(), in
+# ns), the floor under every doorbell.  The report gives shca's 64 KiB
+# bandwidths as a share of the copy rate.
 copy_ms=$((smoke ? 100 : 1000))
-taskset -c $(($(nproc) > 1 ? 1 : 0)) \
-	sh -c "echo copy 65536 $copy_ms > /sys/kernel/debug/shca_kbench/run" ||
-	fail "shca_kbench: copy failed"
+sysc=$SHCA_TOP/out/user/syscall_cost
+[ -x "$sysc" ] || fail "no $sysc; run scripts/build-user.sh"
 # copy_field NAME: NAME=value of shca_kbench's copy result.
 copy_field() {
 	awk -v k="$1=" '{ for (i = 1; i <= NF; i++)
 		if (index($i, k) == 1) print substr($i, length(k) + 1) }' \
 		/sys/kernel/debug/shca_kbench/result
 }
-copy=$(copy_field mibps)
-copy_memmove=$(copy_field memmove_mibps)
-copy_movsb=$(copy_field movsb_mibps)
-[ -n "$copy" ] && [ -n "$copy_memmove" ] && [ -n "$copy_movsb" ] ||
-	fail "shca_kbench: copy gave no rate"
-echo "bytes,mibps,memmove_mibps,movsb_mibps" > "$dir/copy.csv"
-echo "65536,$copy,$copy_memmove,$copy_movsb" >> "$dir/copy.csv"
-note "kernel memcpy of 64 KiB: $copy MiB/s (memmove $copy_memmove, rep movsb $copy_movsb)"
-
-echo "test,bytes,qps,unit,shca,rxe,shca_cpu,rxe_cpu" > "$dir/perftest.csv"
-for t in "${tests[@]}"; do
-	read -r name tool bytes qps iters <<< "$t"
-	out=$(perf shca_b "$name" "$tool" "$bytes" "$qps" "$iters") || exit 1
-	read -r s unit sc <<< "$out"
-	out=$(perf rxe_b "$name" "$tool" "$bytes" "$qps" "$iters") || exit 1
-	read -r r _ rc <<< "$out"
-	note "$name $bytes B, $qps QP: shca $s, rxe $r $unit; CPU us/msg shca $sc, rxe $rc"
-	echo "$name,$bytes,$qps,$unit,$s,$r,$sc,$rc" >> "$dir/perftest.csv"
-done
+yardsticks() {
+	local cpu=$(($(nproc) > 1 ? 1 : 0)) copy copy_memmove copy_movsb sys
+	taskset -c $cpu \
+		sh -c "echo copy 65536 $copy_ms > /sys/kernel/debug/shca_kbench/run" ||
+		fail "shca_kbench: copy failed"
+	copy=$(copy_field mibps)
+	copy_memmove=$(copy_field memmove_mibps)
+	copy_movsb=$(copy_field movsb_mibps)
+	[ -n "$copy" ] && [ -n "$copy_memmove" ] && [ -n "$copy_movsb" ] ||
+		fail "shca_kbench: copy gave no rate"
+	sys=$(taskset -c $cpu "$sysc" "$copy_ms" | tee -a "$log" |
+		awk '/^syscall_cost: getppid / { print $3 }')
+	[ -n "$sys" ] || fail "syscall_cost gave no figure"
+	echo "65536,$copy,$copy_memmove,$copy_movsb,$sys,$round" >> "$dir/copy.csv"
+	note "round $round: kernel memcpy of 64 KiB: $copy MiB/s (memmove $copy_memmove, rep movsb $copy_movsb); getppid() $sys ns"
+}
+echo "bytes,mibps,memmove_mibps,movsb_mibps,getppid_ns,round" > "$dir/copy.csv"
+echo "test,bytes,qps,unit,shca,rxe,shca_cpu,rxe_cpu,round" > "$dir/perftest.csv"
 [ $slow_smoke -eq 0 ] || n_rate=160
-scaling
-
-# ---- NVMe over RDMA ---------------------------------------------------------
-
-# Not in the debug kernel's smoke run: there NVMe over RDMA takes minutes
-# for figures that mean nothing, and nvme_rdma and nvme_rdma_teardown run
-# the same stack under KASAN already.
+# The NVMe over RDMA part is not in the debug kernel's smoke run: there
+# it takes minutes for figures that mean nothing, and nvme_rdma and
+# nvme_rdma_teardown run the same stack under KASAN already.
 [ $slow_smoke -eq 1 ] || . "$SHCA_TOP/scripts/guest/bench-nvme.sh"
+# Round after round, each the whole of the timed steps, so that a slow
+# spell of the host lands in one round's figures, not in one test's.
+for ((round = 1; round <= rounds; round++)); do
+	yardsticks
+	for t in "${tests[@]}"; do
+		read -r name tool bytes qps iters <<< "$t"
+		out=$(perf shca_b "$name" "$tool" "$bytes" "$qps" "$iters") || exit 1
+		read -r s unit sc <<< "$out"
+		out=$(perf rxe_b "$name" "$tool" "$bytes" "$qps" "$iters") || exit 1
+		read -r r _ rc <<< "$out"
+		note "round $round: $name $bytes B, $qps QP: shca $s, rxe $r $unit; CPU us/msg shca $sc, rxe $rc"
+		echo "$name,$bytes,$qps,$unit,$s,$r,$sc,$rc,$round" >> "$dir/perftest.csv"
+	done
+	scaling
+	[ $slow_smoke -eq 1 ] || nvme_round
+done
+[ $slow_smoke -eq 1 ] || nvme_cleanup
 
 rdma link del rxe_b
 
@@ -334,24 +362,35 @@ done
 note "sweep: $(($(wc -l < "$dir/sweep.csv") - 1)) points"
 
 # destroy_qp every millisecond beside N neighbours on the same CQ, and
-# the control with the victims on a CQ of their own.
+# two controls: the victims on a CQ of their own (the same work, no
+# shared sweep), and no victims but a CPU burner taking, every
+# millisecond, the CPU time the shared run's victim cycle took in the
+# same round (the dip any CPU load of that size causes).
 if [ $smoke -eq 1 ]; then
 	neighbours="1 4" ms=100
 else
 	neighbours="1 8 64" ms=3000
 fi
-echo "cq,neighbours,period_us,destroys_per_s,cycle_ns,lat_ns_median,lat_ns_p99,lat_ns_max,base_per_s,loaded_per_s,drop_pct,victim_polled,bad,late,create_ns,to_rts_ns,post_ns" > "$dir/destroy.csv"
-for n in $neighbours; do
-	for cq in shared own; do
-		r=$(kbench destroy shca_b "$n" 1000 "$ms" "$cq")
-		fields "$r" cq neighbours period_us destroys_per_s cycle_ns \
-			lat_ns_median lat_ns_p99 lat_ns_max base_per_s \
-			loaded_per_s drop_permille victim_polled bad late \
-			create_ns to_rts_ns post_ns |
-			awk -F, -v OFS=, '{ $11 = sprintf("%.1f", $11 / 10); print }' \
-			>> "$dir/destroy.csv"
-		[ "$(fields "$r" bad late)" = 0,0 ] ||
-			fail "destroy under load lost or misattributed completions: $r"
+echo "cq,neighbours,period_us,destroys_per_s,cycle_ns,lat_ns_median,lat_ns_p99,lat_ns_max,base_per_s,loaded_per_s,drop_pct,victim_polled,bad,late,create_ns,to_rts_ns,post_ns,round" > "$dir/destroy.csv"
+for ((round = 1; round <= rounds; round++)); do
+	for n in $neighbours; do
+		for cq in shared own burn; do
+			mode=$cq
+			[ "$cq" != burn ] || mode="burn $((cycle > 1000000 ? 1000000 : cycle))"
+			# shellcheck disable=SC2086 # a burn's mode is two words
+			r=$(kbench destroy shca_b "$n" 1000 "$ms" $mode)
+			[ "$cq" != shared ] || cycle=$(fields "$r" cycle_ns)
+			fields "$r" cq neighbours period_us destroys_per_s \
+				cycle_ns lat_ns_median lat_ns_p99 lat_ns_max \
+				base_per_s loaded_per_s drop_permille \
+				victim_polled bad late create_ns to_rts_ns \
+				post_ns |
+				awk -F, -v OFS=, -v r="$round" \
+					'{ $11 = sprintf("%.1f", $11 / 10); print $0, r }' \
+				>> "$dir/destroy.csv"
+			[ "$(fields "$r" bad late)" = 0,0 ] ||
+				fail "destroy under load lost or misattributed completions: $r"
+		done
 	done
 done
 note "destroy: $(($(wc -l < "$dir/destroy.csv") - 1)) runs"

@@ -61,12 +61,20 @@ if [ "$(nproc)" -gt 1 ] && [ $timed -eq 1 ]; then
 else
 	keys "$d/bench.csv" 3 send_bw,64,8 "${rate_rows[@]}"
 fi
-keys "$d/scaling.csv" 2 "$(nproc),1" "$(nproc),8" "$(nproc),64"
-keys "$d/scaling-table.csv" 2 "$(nproc),1" "$(nproc),8" "$(nproc),64"
+# verbs_rate's scaling runs: 1, 8 and 64 QPs on one posting thread, and
+# where there is more than one vCPU, 8 and 64 on one per vCPU.
+nc=$(nproc)
+scale_rows=("$nc,1,1" "$nc,8,1" "$nc,64,1")
+[ "$nc" -eq 1 ] || scale_rows+=("$nc,8,$nc" "$nc,64,$nc")
+awk -F, -v OFS=, 'NR == 1 || $8 == 1 { print $1, $2, $7 }' "$d/scaling.csv" \
+	> "$d/scaling-keys.csv"
+keys "$d/scaling-keys.csv" 3 "${scale_rows[@]}"
+keys "$d/scaling-table.csv" 3 "${scale_rows[@]}"
 keys "$d/sweep.csv" 4 depth,1024,1024,50 depth,4096,4096,50 \
 	entries,4096,1024,50 entries,4096,4096,50 share,1024,1024,0 \
 	share,1024,1024,50 share,1024,1024,100
-keys "$d/destroy.csv" 2 shared,1 own,1 shared,4 own,4
+keys "$d/destroy.csv" 2 shared,1 own,1 burn,1 shared,4 own,4 burn,4
+keys "$d/churn.csv" 1 1 4
 keys "$d/memory.csv" 3 qp,16,1 qp,16,256 cq,4,1023 cq,4,4095
 
 # Every figure is a number.  On a timed kernel a perftest figure is a
@@ -92,15 +100,16 @@ awk -F, -v t=$timed "$figure"'
 	$1 == "verbs_rate" && !(ok($5) && ok($6)) { print; bad = 1 }
 	END { exit bad }' "$d/bench.csv" ||
 	fail "a verbs_rate figure is missing"
-# The scaling rows are this boot's: its vCPU count, 1, 8 and 64 QPs, the
-# same figures as the verbs_rate rows, and a verdict on each.
-awk -F, -v n="$(nproc)" 'NR > 1 { q = q " " $2
-	if ($1 != n) bad = 1 } END { exit bad || q != " 1 8 64" }' \
-	"$d/scaling.csv" || fail "scaling rows are wrong: $(cat "$d/scaling.csv")"
-[ "$(awk -F, 'NR > 1 { print $3 "," $4 }' "$d/scaling.csv")" = \
+# The scaling rows are this boot's: its vCPU count, in round 1; the
+# one-thread rows have the same figures as the verbs_rate rows, and
+# every row of the table a verdict.
+awk -F, -v n="$nc" 'NR > 1 && ($1 != n || $8 != 1) { bad = 1 }
+	END { exit bad }' "$d/scaling.csv" ||
+	fail "scaling rows are wrong: $(cat "$d/scaling.csv")"
+[ "$(awk -F, 'NR > 1 && $7 == 1 { print $3 "," $4 }' "$d/scaling.csv")" = \
   "$(awk -F, '$1 == "verbs_rate" { print $5 "," $6 }' "$d/bench.csv")" ] ||
 	fail "the scaling rows are not verbs_rate's"
-awk -F, 'NR > 1 && $8 !~ /^(yes|falls|n\/a)$/ { print; bad = 1 }
+awk -F, 'NR > 1 && $10 !~ /^(yes|falls|missed|n\/a)$/ { print; bad = 1 }
 	END { exit bad }' "$d/scaling-table.csv" || fail "a scaling verdict is missing"
 # fio times itself with the monotonic clock: NVMe over RDMA's IOPS and
 # bandwidth, where it ran, are positive numbers on both devices.
@@ -114,11 +123,13 @@ awk -F, -v t=$timed "$figure"'
 # but for a run perftest could not time; the CPU time per message of every
 # verbs_rate run is a number not below 0 (it may be 0 for a run shorter
 # than a tick; "nan" or "inf" on the debug kernel).
-awk -F, -v t=$timed "$figure"'NR == 2 && !(pos($2) && pos($3) && pos($4)) { bad = 1 }
+awk -F, -v t=$timed "$figure"'NR == 2 && !(pos($2) && pos($3) && pos($4) && pos($5) && $6 == 1) { bad = 1 }
 	END { exit bad || NR != 2 }' "$d/copy.csv" ||
-	fail "no copy rate: $(cat "$d/copy.csv")"
+	fail "no copy rate or system call time: $(cat "$d/copy.csv")"
 grep -q '^the same 64 KiB by memmove: ' "$d/report.txt" ||
 	fail "the report has no memmove and rep movsb rates"
+grep -q '^one system call (getppid): ' "$d/report.txt" ||
+	fail "the report has no system call time"
 if [ $timed -eq 1 ]; then
 	awk -F, -v t=$timed -v uncal=" $uncal" "$figure"'
 		NR > 1 && $4 == "MB/s" && $2 == 65536 && $1 !~ /^nvme/ &&
@@ -137,10 +148,23 @@ awk -F, -v t=$timed 'NR > 1 && !($5 == int($3 * $4 / 100) &&
 	 END { exit bad }' "$d/sweep.csv" || fail "a sweep result is wrong"
 # Every destroy run destroyed QPs while the neighbours completed work, and
 # the parts of a victim cycle (create, to RTS, posts) fit in the cycle.
-awk -F, 'NR > 1 && !($4 > 0 && $9 > 0 && $10 > 0 && $13 == 0 && $14 == 0 &&
-		     $15 > 0 && $16 > 0 && $17 > 0 && $15 + $16 + $17 < $5) {
-	 print; bad = 1 } END { exit bad }' "$d/destroy.csv" ||
+# Every burner run spun while they did, each time for at least as long
+# as the same round's victim cycle beside as many neighbours, and
+# touched no QP.
+awk -F, 'NR > 1 && $1 != "burn" && !($4 > 0 && $9 > 0 && $10 > 0 &&
+		     $13 == 0 && $14 == 0 && $15 > 0 && $16 > 0 && $17 > 0 &&
+		     $15 + $16 + $17 < $5) { print; bad = 1 }
+	 $1 == "shared" { cyc[$2, $18] = $5 }
+	 $1 == "burn" && !($4 > 0 && $9 > 0 && $10 > 0 && $12 == 0 &&
+			   $13 == 0 && $14 == 0 && $15 == 0 &&
+			   ($2, $18) in cyc &&
+			   $5 >= (cyc[$2, $18] < 1e6 ? cyc[$2, $18] : 1e6)) {
+		print; bad = 1 }
+	 END { exit bad }' "$d/destroy.csv" ||
 	fail "a destroy-under-load run is wrong"
+awk -F, 'NR > 1 && !($2 ~ /^[0-9.]+$/ && $6 ~ /^-?[0-9.]+$/ &&
+		     $9 ~ /^(yes|missed|n\/a)$/) { print; bad = 1 }
+	 END { exit bad }' "$d/churn.csv" || fail "a churn verdict is missing"
 # QPs and CQs take memory, and bigger ones take more.
 if [ $timed -eq 1 ]; then
 	awk -F, 'NR > 1 { if ($6 <= 0) bad = 1

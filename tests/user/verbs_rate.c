@@ -3,12 +3,16 @@
  * verbs_rate: the small-message rate of an RDMA device, through plain
  * libibverbs and nothing else.
  *
- *   verbs_rate DEV GID_INDEX COUNT SIZE QPS
+ *   verbs_rate DEV GID_INDEX COUNT SIZE QPS [THREADS]
  *
  * One process, QPS RC QPs on DEV each connected in loopback to a peer QP
  * on DEV, posting COUNT RDMA WRITEs of SIZE bytes per QP: one work request
  * per ibv_post_send(), every 16th signaled, up to 128 in flight per QP,
- * the QPs in turn, one CQ polled 16 completions at a time.  Prints
+ * the QPs in turn, one CQ polled 16 completions at a time.  With THREADS
+ * (default 1, a divisor of QPS) posting threads, each owns QPS / THREADS
+ * of the QPs and a CQ of its own, and runs on a CPU of its own where the
+ * process may use that many (the Nth thread on the Nth allowed CPU); the
+ * clock runs from their common start to the last one's end.  Prints
  * "verbs_rate: MSGS msgs in SECONDS s: RATE Mpps", then "verbs_rate:
  * CPU US us/msg": the busy CPU time of every CPU (/proc/stat: this
  * process, the device's workers, interrupts) over the timed loop, per
@@ -19,7 +23,10 @@
  * under emulation costs more than the device.  Any device works; it
  * checks nothing but the completions' status.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +45,24 @@ struct rate_qp {
 	uint64_t posted;
 	uint64_t done;
 };
+
+/* One posting thread: its QPs, its CQ, its CPU (-1: any). */
+struct rate_thread {
+	pthread_t tid;
+	struct rate_qp *q;
+	unsigned int nqp;
+	struct ibv_cq *cq;
+	int cpu;
+};
+
+/* What every thread shares, set before they start. */
+static struct {
+	pthread_barrier_t start;
+	struct ibv_mr *mr;
+	char *buf;
+	uint64_t count;
+	unsigned int size;
+} rate;
 
 static void die(const char *what, int err)
 {
@@ -150,106 +175,164 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv)
+/* Post and poll one thread's QPs until each has completed rate.count. */
+static void *rate_run(void *arg)
 {
-	struct rate_qp q[RATE_MAX_QPS];
-	struct ibv_context *ctx;
-	struct ibv_cq *cq, *rcq;
+	struct rate_thread *th = arg;
+	uint64_t done = 0, count = rate.count;
 	struct ibv_wc wc[16];
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	union ibv_gid gid;
-	uint64_t count, done = 0;
-	unsigned int size, nqp, i;
-	int gidx, n, err;
-	double t0, t, b0, b1;
-	char *buf;
+	unsigned int i;
+	int n, err;
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: verbs_rate DEV GID_INDEX COUNT SIZE QPS\n");
-		return 2;
-	}
-	gidx = atoi(argv[2]);
-	count = strtoull(argv[3], NULL, 0);
-	size = atoi(argv[4]);
-	nqp = atoi(argv[5]);
-	if (!count || count % RATE_SIGNAL || !size || !nqp ||
-	    nqp > RATE_MAX_QPS) {
-		fprintf(stderr, "verbs_rate: need COUNT %% %d == 0, SIZE > 0, 1 <= QPS <= %d\n",
-			RATE_SIGNAL, RATE_MAX_QPS);
-		return 2;
-	}
+	if (th->cpu >= 0) {
+		cpu_set_t set;
 
-	ctx = open_dev(argv[1]);
-	pd = ibv_alloc_pd(ctx);
-	if (!pd)
-		die("ibv_alloc_pd", errno);
-	buf = calloc(2, size);
-	if (!buf)
-		die("calloc", ENOMEM);
-	mr = ibv_reg_mr(pd, buf, 2 * size, IBV_ACCESS_LOCAL_WRITE |
-			IBV_ACCESS_REMOTE_WRITE);
-	if (!mr)
-		die("ibv_reg_mr", errno);
-	cq = ibv_create_cq(ctx, nqp * RATE_DEPTH, NULL, NULL, 0);
-	rcq = ibv_create_cq(ctx, 2 * nqp, NULL, NULL, 0);
-	if (!cq || !rcq)
-		die("ibv_create_cq", errno);
-	err = ibv_query_gid(ctx, 1, gidx, &gid);
-	if (err)
-		die("ibv_query_gid", err);
-	for (i = 0; i < nqp; i++) {
-		memset(&q[i], 0, sizeof(q[i]));
-		q[i].qp = new_qp(pd, cq, rcq);
-		q[i].peer = new_qp(pd, rcq, rcq);
-		connect_qp(q[i].qp, q[i].peer->qp_num, &gid, gidx);
-		connect_qp(q[i].peer, q[i].qp->qp_num, &gid, gidx);
+		CPU_ZERO(&set);
+		CPU_SET(th->cpu, &set);
+		err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (err)
+			die("pthread_setaffinity_np", err);
 	}
-
-	b0 = busy_ticks();
-	t0 = now();
-	while (done < count * nqp) {
-		for (i = 0; i < nqp; i++) {
+	pthread_barrier_wait(&rate.start);
+	while (done < count * th->nqp) {
+		for (i = 0; i < th->nqp; i++) {
+			struct rate_qp *q = &th->q[i];
 			struct ibv_sge sge = {
-				.addr = (uintptr_t)buf,
-				.length = size,
-				.lkey = mr->lkey,
+				.addr = (uintptr_t)rate.buf,
+				.length = rate.size,
+				.lkey = rate.mr->lkey,
 			};
 			struct ibv_send_wr wr = {
 				.wr_id = i,
 				.sg_list = &sge,
 				.num_sge = 1,
 				.opcode = IBV_WR_RDMA_WRITE,
-				.wr.rdma.remote_addr = (uintptr_t)buf + size,
-				.wr.rdma.rkey = mr->rkey,
+				.wr.rdma.remote_addr = (uintptr_t)rate.buf +
+						       rate.size,
+				.wr.rdma.rkey = rate.mr->rkey,
 			}, *bad;
 
-			while (q[i].posted < count &&
-			       q[i].posted - q[i].done < RATE_DEPTH) {
-				wr.send_flags = q[i].posted % RATE_SIGNAL ==
+			while (q->posted < count &&
+			       q->posted - q->done < RATE_DEPTH) {
+				wr.send_flags = q->posted % RATE_SIGNAL ==
 						RATE_SIGNAL - 1 ?
 						IBV_SEND_SIGNALED : 0;
-				err = ibv_post_send(q[i].qp, &wr, &bad);
+				err = ibv_post_send(q->qp, &wr, &bad);
 				if (err)
 					die("ibv_post_send", err);
-				q[i].posted++;
+				q->posted++;
 			}
 		}
-		n = ibv_poll_cq(cq, 16, wc);
+		n = ibv_poll_cq(th->cq, 16, wc);
 		if (n < 0)
 			die("ibv_poll_cq", EIO);
 		while (n--) {
 			if (wc[n].status != IBV_WC_SUCCESS) {
 				fprintf(stderr, "verbs_rate: completion status %s\n",
 					ibv_wc_status_str(wc[n].status));
-				return 1;
+				exit(1);
 			}
-			q[wc[n].wr_id].done += RATE_SIGNAL;
+			th->q[wc[n].wr_id].done += RATE_SIGNAL;
 			done += RATE_SIGNAL;
 		}
 	}
+	return NULL;
+}
+
+/* The Nth CPU this process may run on, or -1 when it may use fewer. */
+static int nth_cpu(unsigned int nth)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set) && !nth--)
+			return cpu;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct rate_thread th[RATE_MAX_QPS];
+	struct rate_qp q[RATE_MAX_QPS];
+	unsigned int nqp, nth, i, per;
+	struct ibv_context *ctx;
+	struct ibv_cq *rcq;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
+	double t0, t, b0, b1;
+	uint64_t done;
+	int gidx, err;
+
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: verbs_rate DEV GID_INDEX COUNT SIZE QPS [THREADS]\n");
+		return 2;
+	}
+	gidx = atoi(argv[2]);
+	rate.count = strtoull(argv[3], NULL, 0);
+	rate.size = atoi(argv[4]);
+	nqp = atoi(argv[5]);
+	nth = argc == 7 ? atoi(argv[6]) : 1;
+	if (!rate.count || rate.count % RATE_SIGNAL || !rate.size || !nqp ||
+	    nqp > RATE_MAX_QPS || !nth || nqp % nth) {
+		fprintf(stderr, "verbs_rate: need COUNT %% %d == 0, SIZE > 0, 1 <= QPS <= %d,\n",
+			RATE_SIGNAL, RATE_MAX_QPS);
+		fprintf(stderr, "verbs_rate: and THREADS dividing QPS\n");
+		return 2;
+	}
+	per = nqp / nth;
+
+	ctx = open_dev(argv[1]);
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		die("ibv_alloc_pd", errno);
+	rate.buf = calloc(2, rate.size);
+	if (!rate.buf)
+		die("calloc", ENOMEM);
+	rate.mr = ibv_reg_mr(pd, rate.buf, 2 * rate.size,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!rate.mr)
+		die("ibv_reg_mr", errno);
+	rcq = ibv_create_cq(ctx, 2 * nqp, NULL, NULL, 0);
+	if (!rcq)
+		die("ibv_create_cq", errno);
+	err = ibv_query_gid(ctx, 1, gidx, &gid);
+	if (err)
+		die("ibv_query_gid", err);
+	for (i = 0; i < nth; i++) {
+		th[i].q = &q[i * per];
+		th[i].nqp = per;
+		th[i].cpu = nth > 1 ? nth_cpu(i) : -1;
+		th[i].cq = ibv_create_cq(ctx, per * RATE_DEPTH, NULL, NULL, 0);
+		if (!th[i].cq)
+			die("ibv_create_cq", errno);
+	}
+	for (i = 0; i < nqp; i++) {
+		memset(&q[i], 0, sizeof(q[i]));
+		q[i].qp = new_qp(pd, th[i / per].cq, rcq);
+		q[i].peer = new_qp(pd, rcq, rcq);
+		connect_qp(q[i].qp, q[i].peer->qp_num, &gid, gidx);
+		connect_qp(q[i].peer, q[i].qp->qp_num, &gid, gidx);
+	}
+
+	err = pthread_barrier_init(&rate.start, NULL, nth + 1);
+	if (err)
+		die("pthread_barrier_init", err);
+	for (i = 0; i < nth; i++) {
+		err = pthread_create(&th[i].tid, NULL, rate_run, &th[i]);
+		if (err)
+			die("pthread_create", err);
+	}
+	b0 = busy_ticks();
+	t0 = now();
+	pthread_barrier_wait(&rate.start);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i].tid, NULL);
 	t = now() - t0;
 	b1 = busy_ticks();
+	done = rate.count * nqp;
 	printf("verbs_rate: %llu msgs in %.3f s: %.6f Mpps\n",
 	       (unsigned long long)done, t, done / t / 1e6);
 	if (b0 < 0 || b1 < 0)
@@ -262,10 +345,11 @@ int main(int argc, char **argv)
 		ibv_destroy_qp(q[i].qp);
 		ibv_destroy_qp(q[i].peer);
 	}
-	ibv_destroy_cq(cq);
+	for (i = 0; i < nth; i++)
+		ibv_destroy_cq(th[i].cq);
 	ibv_destroy_cq(rcq);
-	ibv_dereg_mr(mr);
-	free(buf);
+	ibv_dereg_mr(rate.mr);
+	free(rate.buf);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return 0;

@@ -18,7 +18,7 @@
  *	checks each: exactly the victim's CQEs removed, the others kept in
  *	order.  The code timed is the driver's: include/shca/shca_cq_sweep.h.
  *
- *   destroy DEV NEIGHBOURS PERIOD_US MS [shared|own]
+ *   destroy DEV NEIGHBOURS PERIOD_US MS [shared|own|burn NS]
  *	NEIGHBOURS UD QPs on DEV keep 8 sends each in flight, all completing
  *	on one CQ that a kernel thread busy-polls, reposting each completion.
  *	For MS milliseconds nothing else happens (the base rate); for the
@@ -31,6 +31,9 @@
  *	neighbours' completion rate in both phases, and two checks that must
  *	stay zero: neighbour completions lost, reordered or failed, and
  *	victim completions polled after their QP's destroy_qp returned.
+ *	"burn NS" is the control for any CPU load: in place of each victim
+ *	cycle the same thread spins for NS nanoseconds (at most a period)
+ *	and touches no device; its "latencies" are the spins.
  *
  *   hold DEV qp COUNT WR | hold DEV cq COUNT CQE
  *	Creates COUNT UD QPs (send and receive queues of WR each, one CQ)
@@ -544,6 +547,22 @@ struct kb_cycle {
 };
 
 /*
+ * The control's cycle: take the CPU for @burn_ns, as a victim cycle takes
+ * it, without a device in sight.
+ */
+static void kb_burn(u64 burn_ns, u64 *ns, struct kb_cycle *cyc)
+{
+	u64 start = ktime_get_ns(), now;
+
+	do {
+		cpu_relax();
+		now = ktime_get_ns();
+	} while (now - start < burn_ns);
+	*ns = now - start;
+	cyc->total += *ns;
+}
+
+/*
  * Create a victim, give it traffic, destroy it: @ns is the destroy_qp
  * latency; @cyc sums the cycle's parts.
  */
@@ -574,8 +593,21 @@ static int kb_victim(struct kb_load *l, u32 gen, u64 *ns, struct kb_cycle *cyc)
 	return err;
 }
 
+/* Where the victims' CQEs go, or no victims at all. */
+enum kb_mode {
+	KB_SHARED,
+	KB_OWN,
+	KB_BURN,
+};
+
+static const char *const kb_mode_names[] = {
+	[KB_SHARED]	= "shared",
+	[KB_OWN]	= "own",
+	[KB_BURN]	= "burn",
+};
+
 static int kb_destroy(struct ib_device *dev, u32 nr, u32 period_us, u32 ms,
-		      bool shared)
+		      enum kb_mode mode, u64 burn_ns)
 {
 	u64 base, loaded, t0, t_end, next, now, *lat;
 	struct kb_cycle cyc = {};
@@ -584,12 +616,14 @@ static int kb_destroy(struct ib_device *dev, u32 nr, u32 period_us, u32 ms,
 	int err;
 
 	if (!nr || nr > KB_MAX_NEIGH || !period_us || period_us > USEC_PER_SEC ||
-	    !ms || ms > KB_MAX_MS)
+	    !ms || ms > KB_MAX_MS ||
+	    (mode == KB_BURN && !burn_ns) || (mode != KB_BURN && burn_ns) ||
+	    burn_ns > (u64)period_us * NSEC_PER_USEC)
 		return -EINVAL;
 	lat = kvcalloc(KB_MAX_LAT, sizeof(*lat), GFP_KERNEL);
 	if (!lat)
 		return -ENOMEM;
-	err = kb_load_init(&l, dev, nr, shared);
+	err = kb_load_init(&l, dev, nr, mode != KB_OWN);
 	if (err)
 		goto out;
 	l.poller = kthread_run(kb_poller, &l, "shca_kbench");
@@ -613,6 +647,10 @@ static int kb_destroy(struct ib_device *dev, u32 nr, u32 period_us, u32 ms,
 			continue;
 		}
 		next += (u64)period_us * NSEC_PER_USEC;
+		if (mode == KB_BURN) {
+			kb_burn(burn_ns, &lat[n++], &cyc);
+			continue;
+		}
 		err = kb_victim(&l, ++gen, &lat[n++], &cyc);
 		if (err)
 			break;
@@ -628,7 +666,7 @@ static int kb_destroy(struct ib_device *dev, u32 nr, u32 period_us, u32 ms,
 	loaded = div64_u64(loaded * NSEC_PER_SEC, t_end - t0);
 	sort(lat, n, sizeof(*lat), kb_cmp_u64, NULL);
 	kb_add_result("destroy cq=%s neighbours=%u period_us=%u ms=%u",
-		      shared ? "shared" : "own", nr, period_us, ms);
+		      kb_mode_names[mode], nr, period_us, ms);
 	kb_add_result(" destroys=%u destroys_per_s=%llu cycle_ns=%llu", n,
 		      div64_u64((u64)n * NSEC_PER_SEC, t_end - t0),
 		      n ? div64_u64(cyc.total, n) : 0);
@@ -755,18 +793,35 @@ static int kb_nums(char **argv, u32 *v, int n)
 	return 0;
 }
 
+/* The victims' mode of a destroy command, and the spin of a burn. */
+static int kb_destroy_mode(int argc, char **argv, enum kb_mode *mode,
+			   u64 *burn_ns)
+{
+	int m;
+
+	*mode = KB_SHARED;
+	*burn_ns = 0;
+	if (argc == 5)
+		return 0;
+	m = match_string(kb_mode_names, ARRAY_SIZE(kb_mode_names), argv[5]);
+	if (m < 0 || argc != (m == KB_BURN ? 7 : 6))
+		return -EINVAL;
+	*mode = m;
+	return m == KB_BURN ? kstrtou64(argv[6], 0, burn_ns) : 0;
+}
+
 static int kb_run_dev(const char *name, int argc, char **argv)
 {
-	bool shared = argc < 6 || !strcmp(argv[5], "shared");
+	enum kb_mode mode = KB_SHARED;
 	struct ib_device *dev;
+	u64 burn_ns = 0;
 	u32 v[3];
 	int err;
 
 	lockdep_assert_held(&kb_lock);
-	if (argc == 6 && !shared && strcmp(argv[5], "own"))
-		return -EINVAL;
-	if (!strcmp(argv[0], "destroy") && (argc == 5 || argc == 6))
-		err = kb_nums(argv + 2, v, 3);
+	if (!strcmp(argv[0], "destroy") && argc >= 5 && argc <= 7)
+		err = kb_destroy_mode(argc, argv, &mode, &burn_ns) ?:
+		      kb_nums(argv + 2, v, 3);
 	else if (!strcmp(argv[0], "hold") && argc == 5)
 		err = kb_nums(argv + 3, v, 2);
 	else
@@ -777,7 +832,7 @@ static int kb_run_dev(const char *name, int argc, char **argv)
 	if (!dev)
 		return -ENODEV;
 	if (argv[0][0] == 'd')
-		err = kb_destroy(dev, v[0], v[1], v[2], shared);
+		err = kb_destroy(dev, v[0], v[1], v[2], mode, burn_ns);
 	else
 		err = kb_hold(dev, argv[2], v[0], v[1]);
 	ib_device_put(dev);
