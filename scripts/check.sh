@@ -321,8 +321,13 @@ for k in $SHCA_KERNELS; do
 	fi
 	# The SMP debug guest runs KUnit and the tests of shca's own code,
 	# the short soak among them, under KASAN: give it 70 minutes (the
-	# long tier's, with the whole of rdma-core's suite, too).
-	"$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 4200 \
+	# long tier's, with the whole of rdma-core's suite, too).  Its
+	# integration tests run with the adaptive pollers on (poll_us 50),
+	# the other guests' with the defaults (off), unless SHCA_MODPARAMS
+	# says otherwise for all of them.
+	mp=${SHCA_MODPARAMS-}
+	[ "$k" != debug ] || mp=${SHCA_MODPARAMS-poll_us=50}
+	SHCA_MODPARAMS=$mp "$SHCA_TOP/scripts/vm.sh" --kernel $k --timeout 4200 \
 		scripts/guest/run-tests.sh "${args[@]}"
 	collect $k $? $it
 	phase ""

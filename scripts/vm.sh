@@ -152,6 +152,13 @@ if [ -n "${SHCA_RDMA_CORE_CASES:-}" ]; then
 		shca_die "vm.sh: SHCA_RDMA_CORE_CASES must be test ids, comma-separated"
 	cmdline+=" SHCA_RDMA_CORE_CASES=$SHCA_RDMA_CORE_CASES"
 fi
+# shca's module parameters for every load in the guest
+# (scripts/guest/lib.sh), e.g. SHCA_MODPARAMS=poll_us=50.
+if [ -n "${SHCA_MODPARAMS:-}" ]; then
+	[[ $SHCA_MODPARAMS =~ ^[a-z_]+=[0-9]+(,[a-z_]+=[0-9]+)*$ ]] ||
+		shca_die "vm.sh: SHCA_MODPARAMS must be name=number pairs, comma-separated"
+	cmdline+=" SHCA_MODPARAMS=$SHCA_MODPARAMS"
+fi
 # make check-long's tier (scripts/guest/run-tests.sh).
 if [ "${SHCA_LONG:-0}" = 1 ]; then
 	cmdline+=" SHCA_LONG=1"

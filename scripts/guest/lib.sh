@@ -16,7 +16,9 @@ shca_guest_loaded() {
 }
 
 # Load ib_core and friends (modules on the stock kernel, built in on the
-# debug kernel), the netdevs the tests bind to, and shca itself.
+# debug kernel), the netdevs the tests bind to, and shca itself, with the
+# module parameters in SHCA_MODPARAMS (comma-separated name=value, from
+# the host's environment through scripts/vm.sh).
 shca_guest_load() {
 	local m
 	if [ ! -f /run/shca-deps-loaded ]; then
@@ -26,7 +28,9 @@ shca_guest_load() {
 		: > /run/shca-deps-loaded
 	fi
 	if ! shca_guest_loaded shca; then
-		insmod "$SHCA_BUILD/drivers/infiniband/sw/shca/shca.ko" || return 1
+		# shellcheck disable=SC2086 # SHCA_MODPARAMS: one word per parameter
+		insmod "$SHCA_BUILD/drivers/infiniband/sw/shca/shca.ko" \
+			${SHCA_MODPARAMS//,/ } || return 1
 	fi
 }
 

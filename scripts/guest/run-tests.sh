@@ -56,12 +56,20 @@ if [ -n "$kunit" ]; then
 	fi
 	# No newline: KUnit would take it as part of the glob.
 	printf %s "$kunit" > /sys/module/kunit/parameters/filter_glob
+	# KUnit's cases set what they need from the defaults: shca without
+	# SHCA_MODPARAMS, which are for the integration tests.
+	if [ -n "${SHCA_MODPARAMS:-}" ]; then
+		shca_guest_unload && SHCA_MODPARAMS='' shca_guest_load ||
+			{ echo "run-tests.sh: cannot reload shca"; exit 1; }
+	fi
 	t0=$(date +%s)
 	echo "shca-kunit: begin" > /dev/kmsg
 	insmod "$SHCA_BUILD/tests/kunit/shca_kunit.ko" ||
 		{ echo "run-tests.sh: cannot load shca_kunit"; exit 1; }
 	rmmod shca_kunit
 	echo "shca-kunit: end" > /dev/kmsg
+	[ -z "${SHCA_MODPARAMS:-}" ] || shca_guest_unload ||
+		{ echo "run-tests.sh: cannot unload shca"; exit 1; }
 	echo "kunit $(($(date +%s) - t0))" >> "$SHCA_OUT/durations"
 fi
 

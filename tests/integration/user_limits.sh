@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The device limits a process could otherwise turn into gigabytes are
 # module parameters, each described by modinfo.  Loaded with small ones,
-# the device reports them, and a process creating QPs and CQs until the
+# the device reports them (and takes the adaptive pollers' window, at
+# most 50 us, from poll_us), and a process creating QPs and CQs until the
 # device refuses gets ENOMEM exactly at the limit (the device's own GSI
 # objects included), address handles up to max_ah, multicast attachments
 # up to max_mcast_per_process for each process, and the device still
@@ -20,7 +21,7 @@ t=$SHCA_TOP/out/user/shca_uverbs_test
 ko=$SHCA_BUILD/drivers/infiniband/sw/shca/shca.ko
 
 for p in max_qp max_qp_wr max_cq max_cqe max_srq max_ah \
-	max_mcast_per_process; do
+	max_mcast_per_process poll_us; do
 	grep -q "^$p:[^:]*[a-z].*(uint)$" <<<"$(modinfo -F parm "$ko")" ||
 		fail "modinfo does not describe $p: $(modinfo -F parm "$ko")"
 done
@@ -29,9 +30,13 @@ done
 
 rmmod shca
 insmod "$ko" max_qp=24 max_cq=12 max_cqe=1023 max_srq=3 max_ah=20 \
-	max_mcast_per_process=4
+	max_mcast_per_process=4 poll_us=99
 [ "$(cat /sys/module/shca/parameters/max_qp)" = 24 ] || fail "max_qp not set"
 two_devices
+# The pollers' window is the parameter's, at most 50 us: the rest of the
+# test runs with the pollers on.
+[ "$(cat /sys/kernel/debug/shca/shca0/poll_us)" = 50 ] ||
+	fail "poll_us=99 gave shca0 poll_us $(cat /sys/kernel/debug/shca/shca0/poll_us)"
 caps=$(ibv_devinfo -v -d shca0)
 for want in 'max_qp:\s*24$' 'max_cq:\s*12$' 'max_cqe:\s*1023$' \
 	'max_srq:\s*3$' 'max_ah:\s*20$'; do

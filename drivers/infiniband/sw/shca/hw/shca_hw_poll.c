@@ -19,7 +19,8 @@
  * WQE and queues the QP's turn.  The idle window adapts: halved whenever
  * it ran out, doubled when work came in its second half, between
  * SHCA_HW_POLL_MIN_NS and poll_us (debugfs, at most SHCA_HW_POLL_MAX_US; 0,
- * the default, turns the pollers off).
+ * the default, turns the pollers off; the poll_us module parameter sets it
+ * for the devices created after it).
  * A poller that found its CPU busy is passed over for poll_shun_us (1 ms
  * by default; tests that must know where a QP goes set 0), and twice as
  * long each time in a row, until it serves work again.
@@ -40,11 +41,17 @@
 #include <linux/debugfs.h>
 #include <linux/limits.h>
 #include <linux/minmax.h>
+#include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/sched/stat.h>
 #include <linux/timekeeping.h>
 
 #include "shca_hw_int.h"
+
+static unsigned int poll_us = SHCA_HW_POLL_DEFAULT_US;
+module_param(poll_us, uint, 0644);
+MODULE_PARM_DESC(poll_us,
+		 "the adaptive pollers' longest idle window in us for new devices (0..50; 0, the default, turns them off); debugfs poll_us changes one device's");
 
 /* Whether a turn may hand a QP to @p: it holds some, or was not busy. */
 static bool shca_hw_poll_open(struct shca_hw_poller *p, u64 now)
@@ -326,7 +333,7 @@ int shca_hw_poll_init(struct shca_hw *hw)
 		INIT_LIST_HEAD(&p->watch);
 		p->window_ns = (u64)SHCA_HW_POLL_MAX_US * NSEC_PER_USEC;
 	}
-	hw->poll_us = SHCA_HW_POLL_DEFAULT_US;
+	hw->poll_us = min_t(u32, READ_ONCE(poll_us), SHCA_HW_POLL_MAX_US);
 	hw->poll_shun_us = SHCA_HW_POLL_SHUN_US;
 	/* Long-running work: it does not hold up the CPU's other work. */
 	hw->poll_wq = alloc_workqueue("shca_poll", WQ_CPU_INTENSIVE, 0);
