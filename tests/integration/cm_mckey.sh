@@ -32,9 +32,10 @@ members() {
 }
 
 # receiver NAME ADDR: a receiver of $n messages, bound to ADDR, in the
-# background; its output goes to $SHCA_OUT/NAME.log.
+# background; its output goes to $SHCA_OUT/NAME.log, line by line (what
+# a receiver that timed out had got shows there).
 receiver() {
-	timeout 60 mckey -m $group -b "$2" -C $n > "$SHCA_OUT/$1.log" 2>&1 &
+	timeout 60 stdbuf -oL mckey -m $group -b "$2" -C $n > "$SHCA_OUT/$1.log" 2>&1 &
 }
 
 # finished NAME PID: the receiver exited 0 after all its messages.
@@ -43,13 +44,13 @@ finished() {
 	wait "$2" || rc=$?
 	[ $rc -eq 0 ] && grep -q '^data transfers complete' "$SHCA_OUT/$1.log" || {
 		tail -n 5 "$SHCA_OUT/$1.log" >&2
-		fail "$1: exit status $rc"
+		fail "$1: exit status $rc; mcast_rx_packets shca0 $(link_counter shca0 mcast_rx_packets), shca1 $(link_counter shca1 mcast_rx_packets); dropped_packets shca0 $(link_counter shca0 dropped_packets), shca1 $(link_counter shca1 dropped_packets)"
 	}
 	echo "$1: $n messages received"
 }
 
 send() {
-	timeout 60 mckey -m $group -b 10.11.1.1 -s -C $n > "$SHCA_OUT/$1.log" 2>&1 || {
+	timeout 60 stdbuf -oL mckey -m $group -b 10.11.1.1 -s -C $n > "$SHCA_OUT/$1.log" 2>&1 || {
 		tail -n 5 "$SHCA_OUT/$1.log" >&2
 		fail "$1: sender failed"
 	}

@@ -39,7 +39,7 @@ for c in doorbells doorbell_runs send_wqes recv_wqes cqes_written eqes_written \
 	 err_rnr_retry_exceeded err_retry_exceeded dropped_packets \
 	 err_cq_overflow err_eq_overflow doorbell_rechecks cq_dbrec_arms \
 	 route_lookups rx_rejected backstop_arms backstop_kicks \
-	 poll_adopts poll_turns \
+	 poll_adopts poll_turns destroy_sends \
 	 swept_cqes stray_cqes \
 	 doorbells_skipped; do
 	value $c "$before0" >/dev/null || fail "no counter $c: $before0"

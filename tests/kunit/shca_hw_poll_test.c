@@ -12,6 +12,8 @@
  * sq_running still set; poll_recheck: cleared, the index not yet read
  * again), and post into it: the post skips the doorbell or rings, as the
  * window says, and each WRITE completes exactly once, never stranded.
+ * A destroy sends the datagrams a poller left unsent, and flushes RC
+ * work.
  */
 #include <kunit/test.h>
 #include <linux/workqueue.h>
@@ -238,11 +240,84 @@ static void shca_test_poll_destroy_waits_for_poller(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0U, shca_hw_poll_held(to_shca_dev(a->dev)->hw));
 }
 
+/**
+ * struct shca_poll_left_case - a send a poller left, at a destroy
+ * @name: the case's name
+ * @type: the QP's type
+ * @sent: the destroy sends it (a datagram), or flushes it (RC)
+ */
+struct shca_poll_left_case {
+	const char *name;
+	enum ib_qp_type type;
+	bool sent;
+};
+
+static const struct shca_poll_left_case shca_poll_left_cases[] = {
+	{ "ud_sent", IB_QPT_UD, true },
+	{ "rc_flushed", IB_QPT_RC, false },
+};
+
+static void shca_poll_left_desc(const struct shca_poll_left_case *c,
+				char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->name);
+}
+
+KUNIT_ARRAY_PARAM(shca_poll_left, shca_poll_left_cases, shca_poll_left_desc);
+
+/*
+ * A post whose doorbell was left out because the QP's record said a turn
+ * had it (sq_running, set here as a poller that has not reached the QP
+ * yet leaves it), and then the QP's destroy.  Nothing ran the WQE before
+ * the destroy began.  A datagram is sent by the destroy
+ * (destroy_sends +1), and its receiver gets it; an RC WRITE is flushed,
+ * and the peer's memory sees nothing.
+ */
+static void shca_test_poll_destroy_sends_what_was_left(struct kunit *test)
+{
+	const struct shca_poll_left_case *c = test->param_value;
+	struct shca_tq *a = shca_test_tq_new(test), *b = shca_test_tq_new(test);
+	u64 skipped, sends, rx;
+	struct ib_wc wc;
+
+	shca_test_pair(test, a, b, c->type, 8);
+	shca_test_connect(test, a, b);
+	/* Room for the 40-byte header a UD receive starts with. */
+	KUNIT_ASSERT_EQ(test, 0, shca_test_post_recv(b, 2, 0, 128));
+	skipped = shca_test_drv_counter(a->dev, SHCA_DRV_CNT_DB_SKIPPED);
+	sends = shca_test_counter(a->dev, SHCA_CNT_DESTROY_SENDS);
+	rx = shca_test_counter(b->dev, SHCA_CNT_RX_BYTES);
+	WRITE_ONCE(to_shca_qp(a->qp)->dbrec->sq_running, 1);
+	KUNIT_ASSERT_EQ(test, 0,
+			shca_test_post_send(a, b, c->type == IB_QPT_UD ?
+					    IB_WR_SEND : IB_WR_RDMA_WRITE,
+					    1, 0, 0, SHCA_POLL_MSG, 0));
+	KUNIT_EXPECT_EQ(test, skipped + 1,
+			shca_test_drv_counter(a->dev, SHCA_DRV_CNT_DB_SKIPPED));
+	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(a->cq, 1, &wc));
+
+	KUNIT_ASSERT_EQ(test, 0, ib_destroy_qp(a->qp));
+	a->qp = NULL;
+	KUNIT_EXPECT_EQ(test, sends + c->sent,
+			shca_test_counter(a->dev, SHCA_CNT_DESTROY_SENDS));
+	if (c->sent) {
+		shca_test_expect(test, b, IB_WC_SUCCESS, 2);
+	} else {
+		KUNIT_EXPECT_EQ(test, rx,
+				shca_test_counter(b->dev, SHCA_CNT_RX_BYTES));
+		KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(b->cq, 1, &wc));
+	}
+	/* Whatever the destroy completed for the QP went with it. */
+	KUNIT_EXPECT_EQ(test, 0, ib_poll_cq(a->cq, 1, &wc));
+}
+
 static struct kunit_case shca_hw_poll_cases[] = {
 	KUNIT_CASE(shca_test_poll_serves_posts_without_doorbells),
 	KUNIT_CASE_PARAM(shca_test_poll_post_into_release,
 			 shca_poll_hold_gen_params),
 	KUNIT_CASE(shca_test_poll_destroy_waits_for_poller),
+	KUNIT_CASE_PARAM(shca_test_poll_destroy_sends_what_was_left,
+			 shca_poll_left_gen_params),
 	{}
 };
 

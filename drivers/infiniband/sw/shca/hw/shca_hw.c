@@ -311,6 +311,7 @@ static const char * const shca_hw_counter_names[SHCA_CNT_NUM] = {
 	[SHCA_CNT_BACKSTOP_KICKS]	= "backstop_kicks",
 	[SHCA_CNT_POLL_ADOPTS]		= "poll_adopts",
 	[SHCA_CNT_POLL_TURNS]		= "poll_turns",
+	[SHCA_CNT_DESTROY_SENDS]	= "destroy_sends",
 };
 
 /**

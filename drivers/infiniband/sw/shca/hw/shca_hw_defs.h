@@ -936,6 +936,8 @@ struct shca_hw_odp_fault {
  *	sq_running left set, when it found their send queue empty
  * @SHCA_CNT_POLL_TURNS: turns a poller ran for WQEs posted with no
  *	doorbell while it held the QP
+ * @SHCA_CNT_DESTROY_SENDS: turns a destroy ran to send the datagrams a UD
+ *	QP had posted and no turn had sent yet
  * @SHCA_CNT_NUM: number of counters
  */
 enum shca_hw_counter {
@@ -970,6 +972,7 @@ enum shca_hw_counter {
 	SHCA_CNT_BACKSTOP_KICKS,
 	SHCA_CNT_POLL_ADOPTS,
 	SHCA_CNT_POLL_TURNS,
+	SHCA_CNT_DESTROY_SENDS,
 	SHCA_CNT_NUM,
 };
 

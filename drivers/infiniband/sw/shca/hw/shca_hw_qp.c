@@ -653,8 +653,47 @@ static struct shca_hw_qp *shca_hw_qp_hide(struct shca_hw *hw, u32 qpn)
 	return qp;
 }
 
+/* The most turns a destroy runs for the datagrams posted before it. */
+#define SHCA_HW_QP_SEND_OFF_TURNS	64
+
 /*
- * Destroy a hidden QP: it goes to ERR and its outstanding WQEs are
+ * Before a destroy flushes a datagram QP's send queue, send what the
+ * driver posted: each WQE's doorbell rang, or was left out because a
+ * turn or a poller had the QP, so the WQE is the device's already, and a
+ * real HCA would have sent it long before it took the command.  A
+ * poller that did not reach the QP yet, or let it go and queued its
+ * turn, leaves such WQEs; they run here, in the destroyer's context.  A
+ * datagram needs nothing of its QP once it left; a connected QP's
+ * message needs its QP until it is acknowledged, so those are flushed,
+ * as is everything while the engine is paused.  The modify mutex is
+ * held: no state change comes in between.
+ */
+static void shca_hw_qp_send_off(struct shca_hw_qp *qp)
+{
+	struct shca_hw *hw = qp->hw;
+	int n = SHCA_HW_QP_SEND_OFF_TURNS;
+	unsigned long flags;
+	bool due;
+
+	lockdep_assert_held(&qp->modify_mutex);
+	if (qp->type != SHCA_QPT_UD || READ_ONCE(hw->engine_paused))
+		return;
+	shca_hw_sched_cancel(qp);
+	mutex_lock(&qp->turn_mutex);
+	do {
+		spin_lock_irqsave(&qp->lock, flags);
+		due = qp->attr.state == SHCA_QPS_RTS && shca_hw_qp_sq_due(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (!due)
+			break;
+		shca_hw_count(hw, SHCA_CNT_DESTROY_SENDS);
+	} while (hw->turn(qp, SHCA_HW_TURN_POLLER) && --n);
+	mutex_unlock(&qp->turn_mutex);
+}
+
+/*
+ * Destroy a hidden QP: a datagram QP sends what was posted
+ * (shca_hw_qp_send_off()); then it goes to ERR and its outstanding WQEs are
  * flushed here and now (a paused engine does not hold that up), with no
  * last WQE event for a QP nobody will own.  Then it is fenced and
  * unlinked, and only then is its QPN free again.  The flush CQEs, like
@@ -667,6 +706,8 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 {
 	/* A modify that looked the QP up before it was hidden goes first. */
 	mutex_lock(&qp->modify_mutex);
+	if (flush)
+		shca_hw_qp_send_off(qp);
 	spin_lock_irq(&qp->lock);
 	flush = flush && qp->attr.state != SHCA_QPS_RESET;
 	if (flush)
