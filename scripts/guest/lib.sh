@@ -28,9 +28,10 @@ shca_guest_load() {
 		: > /run/shca-deps-loaded
 	fi
 	if ! shca_guest_loaded shca; then
-		# shellcheck disable=SC2086 # SHCA_MODPARAMS: one word per parameter
+		local params=${SHCA_MODPARAMS:-}
+		# shellcheck disable=SC2086 # one word per parameter
 		insmod "$SHCA_BUILD/drivers/infiniband/sw/shca/shca.ko" \
-			${SHCA_MODPARAMS//,/ } || return 1
+			${params//,/ } || return 1
 	fi
 }
 
