@@ -146,11 +146,15 @@ struct shca_hw_qp;
  * @SHCA_HW_TURN_CALLER: a doorbell's caller, in its own context
  * @SHCA_HW_TURN_POLLER: the adaptive poller that holds the QP
  *	(shca_hw_poll.c): sq_running stays set when the turn stops
+ * @SHCA_HW_TURN_DESTROY: a destroy sending what a datagram QP posted
+ *	(shca_hw_qp_send_off()): the turn stops as a poller's does, handing
+ *	the QP to nobody
  */
 enum shca_hw_turn_by {
 	SHCA_HW_TURN_UNIT,
 	SHCA_HW_TURN_CALLER,
 	SHCA_HW_TURN_POLLER,
+	SHCA_HW_TURN_DESTROY,
 };
 
 /**

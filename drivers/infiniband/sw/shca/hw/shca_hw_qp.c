@@ -687,7 +687,7 @@ static void shca_hw_qp_send_off(struct shca_hw_qp *qp)
 		if (!due)
 			break;
 		shca_hw_count(hw, SHCA_CNT_DESTROY_SENDS);
-	} while (hw->turn(qp, SHCA_HW_TURN_POLLER) && --n);
+	} while (hw->turn(qp, SHCA_HW_TURN_DESTROY) && --n);
 	mutex_unlock(&qp->turn_mutex);
 }
 

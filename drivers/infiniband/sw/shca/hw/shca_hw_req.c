@@ -518,7 +518,7 @@ static bool shca_hw_req_park(struct shca_hw_qp *qp)
  * may take the QP over with sq_running still set (shca_hw_poll_adopt());
  * otherwise the turn looks for WQEs once more before it stops
  * (shca_hw_req_park()).  A poller's own turn just stops: the poller
- * goes on looking.
+ * goes on looking; so does a destroy's, which is the QP's last.
  *
  * Return: true if work is left (the budget ran out, or the caller handed
  * over): the turn goes back in the queue, yielding the unit to other QPs.
@@ -536,7 +536,8 @@ bool shca_hw_req_turn(struct shca_hw_qp *qp, enum shca_hw_turn_by by)
 			continue;
 		if (handover)
 			return true;
-		if (by == SHCA_HW_TURN_POLLER || shca_hw_poll_adopt(qp, by))
+		if (by == SHCA_HW_TURN_POLLER || by == SHCA_HW_TURN_DESTROY ||
+		    shca_hw_poll_adopt(qp, by))
 			return false;
 		if (!shca_hw_req_park(qp))
 			return false;
