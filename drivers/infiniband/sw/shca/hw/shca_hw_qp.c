@@ -23,7 +23,7 @@
  * ATTACH_MCAST and DETACH_MCAST only to change the group table: nothing
  * under it waits for the data path), then shca_hw_qp.modify_mutex (never
  * under cmd_mutex), then
- * shca_hw_qp.turn_mutex and shca_hw_qp.resp_mutex (a destroy's flush
+ * shca_hw_qp.turn_mutex and shca_hw_qp.resp_mutex (a destroy's fence
  * holds both), then shca_hw_qp.lock.  CQEs are written and events raised
  * with shca_hw_qp.lock dropped.
  */
@@ -286,15 +286,13 @@ u8 shca_hw_wqe_cqe_opcode(u32 opcode)
 	return shca_hw_cqe_opcodes[opcode % SHCA_WQE_NUM_OPCODES];
 }
 
-/**
- * shca_hw_qp_flush() - complete a QP's outstanding WQEs with a flush error
- * @qp: the QP, in ERR or SQE
- * @rq: flush the receive queue too, not only the send queue
- *
- * For a QP on an SRQ, flushing the receive side raises the last WQE
- * reached event, once.
+/*
+ * Complete a QP's outstanding WQEs with a flush error.  A fenced QP's
+ * WQEs are the destroy's to flush (@destroy), once nothing else can run
+ * for it; a turn that raced with the fence flushes nothing.
  */
-void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
+static void shca_hw_qp_flush_wqes(struct shca_hw_qp *qp, bool rq,
+				  bool destroy)
 {
 	struct shca_hw_cqe cqe = { .qpn = qp->qpn,
 				   .status = SHCA_CQE_WR_FLUSH_ERR };
@@ -307,7 +305,7 @@ void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
 
 	mutex_lock(&qp->resp_mutex);
 	spin_lock_irqsave(&qp->lock, flags);
-	if (!qp->fenced) {
+	if (destroy || !qp->fenced) {
 		/*
 		 * A producer index out of the ring's reach flushes nothing,
 		 * and shca_hw_qp_flush_pending() agrees.
@@ -352,6 +350,19 @@ void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
 	shca_hw_count_add(qp->hw, SHCA_CNT_FLUSHED, sq_n + rq_n);
 	if (last_wqe)
 		shca_hw_qp_event(qp, SHCA_EV_QP_LAST_WQE);
+}
+
+/**
+ * shca_hw_qp_flush() - complete a QP's outstanding WQEs with a flush error
+ * @qp: the QP, in ERR or SQE
+ * @rq: flush the receive queue too, not only the send queue
+ *
+ * For a QP on an SRQ, flushing the receive side raises the last WQE
+ * reached event, once.
+ */
+void shca_hw_qp_flush(struct shca_hw_qp *qp, bool rq)
+{
+	shca_hw_qp_flush_wqes(qp, rq, false);
 }
 
 /**
@@ -409,19 +420,26 @@ static bool shca_hw_qp_transition_ok(u32 type, u32 cur, u32 next)
 /*
  * Stop everything the engine does for @qp and wait until it is done.  The
  * caller has already set a state or flag that keeps new work from starting.
+ * A destroy (@flush) then flushes the QP's WQEs in the same pass: the
+ * turn and the responder are waited out once, by the flush itself.
  */
-static void shca_hw_qp_fence(struct shca_hw_qp *qp)
+static void shca_hw_qp_fence(struct shca_hw_qp *qp, bool flush)
 {
 	shca_hw_sched_cancel(qp);
 	/*
 	 * A doorbell may be running the turn in its caller's context, or a
-	 * poller: after it, no poller holds the QP.
+	 * poller: after it, no poller holds the QP, and no turn completes a
+	 * WQE the flush completes.
 	 */
 	mutex_lock(&qp->turn_mutex);
 	shca_hw_poll_forget(qp);
+	if (flush)
+		shca_hw_qp_flush_wqes(qp, true, true);
 	mutex_unlock(&qp->turn_mutex);
-	mutex_lock(&qp->resp_mutex);
-	mutex_unlock(&qp->resp_mutex);
+	if (!flush) {
+		mutex_lock(&qp->resp_mutex);
+		mutex_unlock(&qp->resp_mutex);
+	}
 }
 
 static void shca_hw_qp_apply(struct shca_hw_qp *qp, u32 mask,
@@ -589,7 +607,7 @@ enum shca_hw_status shca_hw_cmd_modify_qp(struct shca_hw *hw,
 	spin_unlock_irq(&qp->lock);
 
 	if (next == SHCA_QPS_RESET) {
-		shca_hw_qp_fence(qp);
+		shca_hw_qp_fence(qp, false);
 		/* A reset QP is in no multicast group (Documentation/model.rst). */
 		shca_hw_mcast_purge(hw, qp->qpn);
 	} else if (next == SHCA_QPS_ERR) {
@@ -693,10 +711,11 @@ static void shca_hw_qp_send_off(struct shca_hw_qp *qp)
 
 /*
  * Destroy a hidden QP: a datagram QP sends what was posted
- * (shca_hw_qp_send_off()); then it goes to ERR and its outstanding WQEs are
- * flushed here and now (a paused engine does not hold that up), with no
- * last WQE event for a QP nobody will own.  Then it is fenced and
- * unlinked, and only then is its QPN free again.  The flush CQEs, like
+ * (shca_hw_qp_send_off()); then it goes to ERR, fenced, and once its
+ * holders are gone the one fence flushes its outstanding WQEs here and
+ * now (a paused engine does not hold that up), with no last WQE event for
+ * a QP nobody will own.  Then it is unlinked, and only then is its QPN
+ * free again.  The flush CQEs, like
  * every other CQE of the QP, are the driver's to sweep.  A QP left over
  * when the device goes away is not flushed: its rings may be gone.
  * Called without the command mutex.
@@ -713,29 +732,20 @@ static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
 	if (flush)
 		qp->attr.state = SHCA_QPS_ERR;
 	qp->last_wqe_sent = true;
-	spin_unlock_irq(&qp->lock);
-	if (flush) {
-		shca_hw_sched_cancel(qp);
-		/* No turn may complete a WQE the flush completes. */
-		mutex_lock(&qp->turn_mutex);
-		shca_hw_qp_flush(qp, true);
-		mutex_unlock(&qp->turn_mutex);
-	}
-
-	spin_lock_irq(&qp->lock);
+	/* From here no turn or responder takes a WQE of it. */
 	qp->fenced = true;
 	spin_unlock_irq(&qp->lock);
 	mutex_unlock(&qp->modify_mutex);
 	/*
 	 * Wait out every holder first: a doorbell that looked the QP up
 	 * before it was hidden may still queue its work.  Then nothing can,
-	 * and the fence is final.
+	 * and one fence, which flushes what is outstanding, is final.
 	 */
 	shca_hw_qp_put(qp);
 	wait_for_completion(&qp->done);
 	/* A sweep holds the QP while it serves it: none does now. */
 	shca_hw_backstop_forget(qp);
-	shca_hw_qp_fence(qp);
+	shca_hw_qp_fence(qp, flush);
 	shca_hw_evsrc_del(hw, &qp->ev);
 	shca_hw_qp_unlink(qp);
 	mutex_lock(&hw->cmd_mutex);
