@@ -715,9 +715,9 @@ static void shca_hw_qp_send_off(struct shca_hw_qp *qp)
  * holders are gone the one fence flushes its outstanding WQEs here and
  * now (a paused engine does not hold that up), with no last WQE event for
  * a QP nobody will own.  Then it is unlinked, and only then is its QPN
- * free again.  The flush CQEs, like
- * every other CQE of the QP, are the driver's to sweep.  A QP left over
- * when the device goes away is not flushed: its rings may be gone.
+ * free again.  The flush CQEs, like every other CQE of the QP, are the
+ * driver's to sweep.  A QP left over when the device goes away is not
+ * flushed: its rings may be gone.
  * Called without the command mutex.
  */
 static void shca_hw_qp_free(struct shca_hw *hw, struct shca_hw_qp *qp,
