@@ -21,7 +21,8 @@
 #                       SOAK_SECONDS sets it)
 #
 # Environment: SUITE=GLOB picks KUnit suites (default: all), TEST=GLOB
-# picks integration tests by file name (default: all), KERNEL=debug|stock|
+# picks integration tests by file name (default: all; an extended glob,
+# so TEST='@(soak_short|teardown)' picks two), KERNEL=debug|stock|
 # stock61 (or a space-separated list) picks the kernels the integration
 # tests run on (default: all three; stock61 is Debian 12's default 6.1
 # kernel).  SHCA_LONG=1 with --itest runs the long tier's part of them,

@@ -34,6 +34,8 @@
 # seconds, goes to $SHCA_OUT/durations ("kunit N", "NAME N"), for the
 # phase table make check prints.
 . "$SHCA_TOP/scripts/guest/lib.sh"
+# A GLOB may be an extended one: --integration '@(fault_*|soak_short)'.
+shopt -s extglob
 
 kunit=
 itest=
