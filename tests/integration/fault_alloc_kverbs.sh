@@ -9,10 +9,12 @@
 # the loop ends at the step where no fault is left to inject and the
 # create succeeds.  "rdma res" must then show what it showed before the
 # steps: whatever a failed step had left behind would still be there.
+# make check fails each create's 1st allocation and every third after it
+# (FAULT_STRIDE), make check-long every one.
 # shca-timeout: 600
 # Debian builds no fault injection: the debug kernel's config has it.
 # shca-kernels: debug
-# shca-long: UC, UD and SRQ-attached QPs too
+# shca-long: every allocation, and UC, UD and SRQ-attached QPs too
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fault_lib.sh"
 
@@ -37,7 +39,7 @@ steps="pd dma_mr fr_mr ah cq qp_rc srq mcast_attach"
 [ "$SHCA_LONG" != 1 ] || steps+=" qp_uc qp_ud qp_srq"
 for step in $steps; do
 	failed=0 tolerated=0 slab_sum=0 page_sum=0 errs=''
-	for n in $(seq 1 200); do
+	for ((n = 1; n <= 200; n += FAULT_STRIDE)); do
 		fault_injected; before_slab=$slab before_page=$page
 		rc=0
 		# The write is this shell's own (echo is a builtin), so the
@@ -85,11 +87,12 @@ for step in $steps; do
 	# Whatever a failed step had left behind would still be there.
 	[ "$(res_summary shca0)" = "$base" ] ||
 		fail "$step: rdma res '$(res_summary shca0)' after the steps, '$base' before"
-	echo "$step: $((n - 1)) allocations failed in turn ($slab_sum slab," \
+	echo "$step: $((failed + tolerated)) allocations failed in turn" \
+		"($FAULT_WHICH; $slab_sum slab," \
 		"$page_sum page): $failed clean errors [$([ -z "$errs" ] || echo $errs |
 		tr ' ' '\n' | sort | uniq -c | awk '{ printf "%s%sx%s", s, $1, $2; s = " " }')]," \
 		"$tolerated tolerated; step $n succeeded"
-	total_steps=$((total_steps + n))
+	total_steps=$((total_steps + failed + tolerated + 1))
 	total_failed=$((total_failed + failed))
 	total_tolerated=$((total_tolerated + tolerated))
 	total_slab=$((total_slab + slab_sum))

@@ -9,8 +9,11 @@
 # in the debugfs files (whose failures are ignored, by design) or in
 # ib_register_device(), each injected fault's stack being in the kernel
 # log.  Then the first allocations inside ib_register_device() fail, one
-# at a time, to check shca's undoing of a registration that failed.
+# at a time, to check shca's undoing of a registration that failed.  make
+# check fails shca's 1st allocation and every third after it (the 4th,
+# the 7th, ...: FAULT_STRIDE), make check-long every one.
 # shca-timeout: 600
+# shca-long: every allocation, not every third
 # Debian builds no fault injection: the debug kernel's config has it.
 # shca-kernels: debug
 . "$(dirname "$0")/../lib.sh"
@@ -71,17 +74,19 @@ link_step() {
 	fi
 }
 
-for n in $(seq 1 200); do
+shca_steps=0
+for ((n = 1; n <= 200; n += FAULT_STRIDE)); do
 	link_step "$n" shca
 	[ $inj -eq 1 ] || break
 	[ "$where" = shca ] || break
+	shca_steps=$((shca_steps + 1))
 done
 [ $inj -eq 1 ] || [ $rc -eq 0 ] || fail "no step reached the registration"
 if [ $inj -eq 0 ]; then
 	echo "shca step $n: no fault left to inject; link add succeeded"
 	rdma link delete shca0
 fi
-shca_steps=$((n - 1)) stop_where=${where:-none}
+stop_where=${where:-none} stop_step=$n
 # ib_alloc_device() and the model allocate in shca's text, surely: no
 # fault failing a step means the filter no longer matches it.
 [ "$failed" -ge 1 ] || fail "no fault failed a link add: is the filter still shca's text?"
@@ -108,8 +113,8 @@ rdma link delete shca0
 # The netdev has no reference left (unregister would wait for it).
 timeout 60 ip link del shca_d0 || fail "shca_d0 cannot be deleted"
 
-echo "link add: $shca_steps of shca's allocations failed in turn before" \
-	"the registration (then $stop_where at step $((shca_steps + 1))), 4 inside it:" \
-	"$failed clean errors, $tolerated tolerated"
+echo "link add: $shca_steps of shca's allocations failed in turn" \
+	"($FAULT_WHICH) before the registration (then $stop_where at step" \
+	"$stop_step), 4 inside it: $failed clean errors, $tolerated tolerated"
 echo "errors seen: $(echo -n "$errnos" | sort | uniq -c | tr -s ' \n' ' ;')"
 echo ok

@@ -8,8 +8,9 @@
  * OBJ is ctx, pd, mr, ah, cq, qp_rc, qp_uc, qp_ud, qp_srq or srq.  What
  * OBJ is created on (the context, a PD, a CQ, an SRQ, a buffer already
  * touched) is made first, and the program prints "OBJ 0 err 0 injected 0".
- * Then, for N = 1, 2, ..., while stdin says "next": the thread writes N to
- * its own fail-nth, does the one create, reads fail-nth back (0: the Nth
+ * Then, for each line "next" (N is one more than the last step's, 1 at
+ * first) or "step N" (N greater than the last step's) on stdin: the
+ * thread writes N to its own fail-nth, does the one create, reads fail-nth back (0: the Nth
  * allocation was failed; see the kernel's fault-injection documentation)
  * and clears it, and prints "OBJ N err E injected I" (E the errno, 0 for
  * success; I 1 if the fault was injected).  It holds what it made until
@@ -194,14 +195,22 @@ static void destroy(struct made *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Wait for the caller: true to go on. */
-static int go_on(void)
+/*
+ * Wait for the caller: the step it asks for after step @last ("next" or
+ * "step N"), or 0 for "stop", the end of stdin or a step out of order.
+ */
+static unsigned int go_on(unsigned int last)
 {
-	char line[16];
+	unsigned int n;
+	char line[32];
 
 	if (!fgets(line, sizeof(line), stdin))
 		return 0;
-	return !strcmp(line, "next\n");
+	if (!strcmp(line, "next\n"))
+		return last + 1;
+	if (sscanf(line, "step %u", &n) == 1 && n > last)
+		return n;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -234,7 +243,7 @@ int main(int argc, char **argv)
 	printf("%s 0 err 0 injected 0\n", s.obj);
 	fflush(stdout);
 
-	for (n = 1; go_on(); n++) {
+	for (n = go_on(0); n; n = go_on(n)) {
 		destroy(&m);
 		set_fail_nth(n);
 		errno = 0;
@@ -249,7 +258,7 @@ int main(int argc, char **argv)
 	destroy(&m);
 	printf("%s done\n", s.obj);
 	fflush(stdout);
-	go_on();
+	go_on(0);
 	if ((s.srq && ibv_destroy_srq(s.srq)) ||
 	    (s.cq && ibv_destroy_cq(s.cq)) ||
 	    (s.pd && ibv_dealloc_pd(s.pd)) ||

@@ -7,7 +7,9 @@
 SRC_TESTS is the tests/ directory of the rdma-core source tree whose
 pyverbs is on PYTHONPATH; DEV and GID are the device and GID index the
 suite runs on (loopback, one device).  With PATTERNs, only the test cases
-whose id contains one of them run.
+whose id contains one of them run; a PATTERN that begins with "!" leaves
+out the cases whose id contains the rest of it (with only such PATTERNs,
+every other case runs).
 
 Each test case is one KTAP result: "ok" for a pass, "ok ... # SKIP why"
 for a skip, "not ok" for a failure or an error, followed by the traceback
@@ -168,8 +170,11 @@ def main():
     init = os.path.join(src, '__init__.py')
     tests = importlib.machinery.SourceFileLoader('tests', init).load_module()
     cases = list(flatten(unittest.TestLoader().loadTestsFromModule(tests)))
-    if patterns:
-        cases = [c for c in cases if any(p in c.id() for p in patterns)]
+    wanted = [p for p in patterns if not p.startswith('!')]
+    unwanted = [p[1:] for p in patterns if p.startswith('!')]
+    if wanted:
+        cases = [c for c in cases if any(p in c.id() for p in wanted)]
+    cases = [c for c in cases if not any(p in c.id() for p in unwanted)]
 
     sys.stdout.reconfigure(line_buffering=True)
     print('KTAP version 1')
