@@ -98,14 +98,33 @@ phase() {
 	phase_name=$1 phase_t0=$now
 }
 
+# kunit_slowest LOG: the three slowest KUnit suites of a console log, as
+# "SECONDS NAME", from the kernel's timestamps on each suite's first line
+# ("# Subtest: NAME") and its result ("ok N NAME").
+kunit_slowest() {
+	sed 's/\x1b\[[0-9;]*m//g; s/\r$//' "$1" | awk '
+		{ i = index($0, "]")
+		  if (substr($0, 1, 1) != "[" || i == 0) next
+		  t = substr($0, 2, i - 2) + 0; rest = substr($0, i + 2) }
+		rest ~ /^    # Subtest: / { n = split(rest, w, " "); t0[w[n]] = t }
+		rest ~ /^(not )?ok [0-9]+ / { n = split(rest, w, " ")
+		  name = w[1] == "not" ? w[4] : w[3]
+		  if (name in t0) printf "%d %s\n", t - t0[name], name }' |
+		sort -nr | head -n 3
+}
+
 # guest_phases KERNEL: what the guest's durations file says took its time:
-# KUnit, the integration tests, and the three slowest of them.
+# KUnit and its three slowest suites, the integration tests, and the three
+# slowest of them.
 guest_phases() {
 	local f=$SHCA_TOP/out/vm-$1/durations name s tests=0 n=0 slow
 	[ -f "$f" ] || return 0
 	while read -r name s; do
 		if [ "$name" = kunit ]; then
 			phases+=("$(printf '  %-32s %6s' KUnit "$(minutes "$s")")")
+			while read -r s name; do
+				phases+=("$(printf '    %-30s %6s' "$name" "$(minutes "$s")")")
+			done < <(kunit_slowest "$SHCA_TOP/out/vm-$1/console.log")
 		else
 			tests=$((tests + s)) n=$((n + 1))
 		fi
