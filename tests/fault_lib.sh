@@ -15,9 +15,11 @@
 # every third after it (the 4th, the 7th, ...) in make check, and every
 # one in make check-long; FAULT_WHICH says which, for their reports.
 # shellcheck disable=SC2034 # the fault tests' to read
-FAULT_STRIDE=3 FAULT_WHICH='the 1st and every third after it'
-# shellcheck disable=SC2034
-[ "${SHCA_LONG:-0}" != 1 ] || FAULT_STRIDE=1 FAULT_WHICH='every one'
+if [ "${SHCA_LONG:-0}" = 1 ]; then
+	FAULT_STRIDE=1 FAULT_WHICH='every one'
+else
+	FAULT_STRIDE=3 FAULT_WHICH='the 1st and every third after it'
+fi
 
 FS=/sys/kernel/debug/failslab
 FP=/sys/kernel/debug/fail_page_alloc
