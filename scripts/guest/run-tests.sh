@@ -27,9 +27,8 @@
 # With SHCA_LONG=1 (make check-long, passed on by vm.sh) the run is the
 # long tier's: only the tests make check left out on this kernel, and the
 # tests with a "# shca-long: WHAT" line, which do more there (WHAT says
-# what: every step of a fault loop, the whole of a suite; a
-# "# shca-long-kernels: K..." line narrows it to those kernels); the tests
-# read SHCA_LONG themselves.  Each result also goes to the kernel log as
+# what: every step of a fault loop, the whole of a suite); the tests read
+# SHCA_LONG themselves.  Each result also goes to the kernel log as
 # "shca-test: NAME PASS|FAIL|SKIP".  How long KUnit and each test took, in
 # seconds, goes to $SHCA_OUT/durations ("kunit N", "NAME N"), for the
 # phase table make check prints.
@@ -77,19 +76,18 @@ fi
 
 # header FILE: FILE's header lines, the comments before its first
 # command, into h_kernels ("# shca-kernels: K..."), h_check
-# ("# shca-check-kernels:"), h_long ("# shca-long: WHAT"), h_long_kernels
-# ("# shca-long-kernels:") and h_timeout ("# shca-timeout: N").  Bash
+# ("# shca-check-kernels:"), h_long ("# shca-long: WHAT") and h_timeout
+# ("# shca-timeout: N").  Bash
 # alone, no fork: under KASAN and TCG a fork costs a fraction of a
 # second, and every test's header is read.
 header() {
 	local line
-	h_kernels='' h_check='' h_long='' h_long_kernels='' h_timeout=''
+	h_kernels='' h_check='' h_long='' h_timeout=''
 	while IFS= read -r line; do
 		case $line in
 		"# shca-kernels: "*) h_kernels=${line#*: } ;;
 		"# shca-check-kernels: "*) h_check=${line#*: } ;;
 		"# shca-long: "*) h_long=${line#*: } ;;
-		"# shca-long-kernels: "*) h_long_kernels=${line#*: } ;;
 		"# shca-timeout: "*) h_timeout=${line#*: } ;;
 		"#"* | "") ;;
 		*) break ;;
@@ -107,10 +105,7 @@ on() {
 # this kernel: make check left it out here, or it has a long variant.
 in_long_tier() {
 	on "$h_kernels" || return 1
-	if [ -n "$h_long" ] && on "$h_long_kernels"; then
-		return 0
-	fi
-	! on "$h_check"
+	[ -n "$h_long" ] || ! on "$h_check"
 }
 
 # result NAME PASS|FAIL|SKIP [WHY]: the next KTAP result.
@@ -149,7 +144,7 @@ if [ -n "$itest" ]; then
 		name=${name%.sh}
 		header "$t"
 		unknown=
-		for k in $h_kernels $h_check $h_long_kernels; do
+		for k in $h_kernels $h_check; do
 			[[ " debug stock stock61 " == *" $k "* ]] ||
 				unknown+=" $k"
 		done

@@ -30,7 +30,7 @@ wait_for grep -qv '^0000:0000:0000:0000' /sys/class/infiniband/shca0/ports/1/gid
 	fail "shca0 has no GID 0"
 fault_setup
 
-# The conversation with fault_step: it reads "next" or "stop" from one
+# The conversation with fault_step: it reads "step N" or "stop" from one
 # FIFO and prints a line per step into another.
 fin=/tmp/fault_step.in
 fout=/tmp/fault_step.out

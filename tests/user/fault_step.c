@@ -8,15 +8,15 @@
  * OBJ is ctx, pd, mr, ah, cq, qp_rc, qp_uc, qp_ud, qp_srq or srq.  What
  * OBJ is created on (the context, a PD, a CQ, an SRQ, a buffer already
  * touched) is made first, and the program prints "OBJ 0 err 0 injected 0".
- * Then, for each line "next" (N is one more than the last step's, 1 at
- * first) or "step N" (N greater than the last step's) on stdin: the
- * thread writes N to its own fail-nth, does the one create, reads fail-nth back (0: the Nth
- * allocation was failed; see the kernel's fault-injection documentation)
- * and clears it, and prints "OBJ N err E injected I" (E the errno, 0 for
- * success; I 1 if the fault was injected).  It holds what it made until
- * the next line on stdin, so that the caller can look at "rdma res", then
- * destroys the new object.  With the failslab and fail_page_alloc stack
- * filters set to shca's text, only allocations made under shca count.
+ * Then, for each line "step N" on stdin (N greater than the last step's):
+ * the thread writes N to its own fail-nth, does the one create, reads
+ * fail-nth back (0: the Nth allocation was failed; see the kernel's
+ * fault-injection documentation) and clears it, and prints "OBJ N err E
+ * injected I" (E the errno, 0 for success; I 1 if the fault was
+ * injected).  It holds what it made until the next line on stdin, so that
+ * the caller can look at "rdma res", then destroys the new object.  With
+ * the failslab and fail_page_alloc stack filters set to shca's text, only
+ * allocations made under shca count.
  *
  * When stdin says "stop" (or ends), it destroys the last new object,
  * prints "OBJ done", and waits for one more line (or the end) with only
@@ -196,8 +196,8 @@ static void destroy(struct made *m)
 }
 
 /*
- * Wait for the caller: the step it asks for after step @last ("next" or
- * "step N"), or 0 for "stop", the end of stdin or a step out of order.
+ * Wait for the caller: the step it asks for after step @last ("step N"),
+ * or 0 for "stop", the end of stdin or a step out of order.
  */
 static unsigned int go_on(unsigned int last)
 {
@@ -206,8 +206,6 @@ static unsigned int go_on(unsigned int last)
 
 	if (!fgets(line, sizeof(line), stdin))
 		return 0;
-	if (!strcmp(line, "next\n"))
-		return last + 1;
 	if (sscanf(line, "step %u", &n) == 1 && n > last)
 		return n;
 	return 0;
