@@ -5,9 +5,10 @@
 #
 #   vm.sh [--kernel debug|stock|stock61|system:RELEASE] [--root ROOT]
 #         [--timeout SECONDS] [--interactive] [--out DIR] [--cpus N]
-#         [SCRIPT [ARGS...]]
+#         [--mem MIB] [SCRIPT [ARGS...]]
 #
-# The guest has N vCPUs (default 2, at most 8) and 3 GiB.
+# The guest has N vCPUs (default 2, at most 8) and MIB MiB of memory
+# (default 3072, at least 512).
 # The guest's root is ROOT (default: the host's root), shared read-only
 # over 9p; DIR (the scratch area) is shared writable at the same path.
 # "system:RELEASE" boots ROOT's own kernel, /boot/vmlinuz-RELEASE, with
@@ -32,6 +33,7 @@ timeout=900
 interactive=0
 out=
 cpus=2
+mem=3072
 sysroot=/
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--interactive) interactive=1; shift ;;
 	--out) out=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
 	--root) sysroot=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) shca_die "vm.sh: unknown option $1" ;;
@@ -48,6 +51,8 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || [ $interactive -eq 1 ] || shca_die "vm.sh: no guest script"
 [[ $cpus =~ ^[1-8]$ ]] || shca_die "vm.sh: --cpus must be 1 to 8, not '$cpus'"
+[[ $mem =~ ^[1-9][0-9]{2,5}$ ]] && [ "$mem" -ge 512 ] ||
+	shca_die "vm.sh: --mem must be a number of MiB, at least 512, not '$mem'"
 
 shca_need_pkgs qemu-system-x86 busybox-static cpio kmod xz-utils
 
@@ -170,7 +175,7 @@ else
 fi
 
 qemu=(qemu-system-x86_64 -nic none -machine "$machine" -accel "$accel"
-	-cpu "$cpu" -smp "$cpus" -m 3G
+	-cpu "$cpu" -smp "$cpus" -m "${mem}M"
 	-no-reboot -kernel "$bzimage" -initrd "$out/initramfs.gz"
 	-append "$cmdline"
 	-fsdev "local,id=hostroot,path=$sysroot,security_model=none,readonly=on,multidevs=remap"
