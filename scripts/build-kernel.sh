@@ -59,7 +59,7 @@ done < "$frag"
 
 export CCACHE_DIR=${CCACHE_DIR:-$SHCA_CACHE/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
-shca_log "building debug kernel with $SHCA_JOBS jobs (about 10-20 minutes cold)"
+shca_log "building debug kernel with $SHCA_JOBS jobs (20 to 40 minutes cold on 2 cores)"
 start=$(date +%s)
 # One progress line every 250 build steps; the full log stays on disk.
 make -C "$src" O="$out" CC="ccache gcc" -j"$SHCA_JOBS" bzImage modules 2>&1 |
